@@ -1,0 +1,140 @@
+import path from 'node:path';
+
+/**
+ * Configuration is read from the environment once, validated, and frozen. A bad value throws a
+ * ConfigError naming the variable so the process stops at start rather than misbehaving later.
+ */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly databasePoolSize: number;
+  readonly redisUrl: string | null;
+  readonly publicBaseUrl: string;
+  readonly smtpUrl: string | null;
+  readonly mailFrom: string;
+  readonly webhookAllowPrivateNetworks: boolean;
+  /** Delays in milliseconds between a failed attempt and the next retry. */
+  readonly webhookRetrySchedule: readonly number[];
+  readonly webhookTimeoutMs: number;
+  readonly webhookConcurrency: number;
+  readonly webhookPerSubscriptionConcurrency: number;
+  /** How long delivered attempt history is kept, in milliseconds. */
+  readonly deliveredRetentionMs: number;
+  /** How long failed attempt history is kept, in milliseconds. */
+  readonly failedRetentionMs: number;
+  readonly rateLimitPerMinute: number;
+  readonly authFailureLimitPerMinute: number;
+  readonly logLevel: string;
+  readonly trustProxy: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `500ms`, `30s`, `2m`, `2h`, `7d`; a bare number is seconds. */
+export function parseDuration(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (!match) return null;
+  const value = Number(match[1]) * DURATION_UNITS[match[2] ?? 's']!;
+  return Number.isFinite(value) ? Math.round(value) : null;
+}
+
+function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(value)) return true;
+  if (['false', '0', 'no', 'off'].includes(value)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function readDuration(env: Env, name: string, fallback: string, minMs = 1): number {
+  const raw = env[name];
+  const text = raw === undefined || raw === '' ? fallback : raw;
+  const value = parseDuration(text);
+  if (value === null || value < minMs) throw new ConfigError(name, `must be a duration such as 10s, 2m or 2h, got "${text}"`);
+  return value;
+}
+
+function readUrl(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be a URL');
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '://')).join(' or ')}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = readInt(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST?.trim() || '127.0.0.1';
+  const dataDir = path.resolve(env.DATA_DIR?.trim() || './data');
+
+  const publicBaseRaw = readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
+  const publicBaseUrl = (publicBaseRaw ?? `http://localhost:${port}`).replace(/\/+$/, '');
+
+  const scheduleText = env.WEBHOOK_RETRY_SCHEDULE?.trim() || '30s,2m,10m,30m,2h';
+  const webhookRetrySchedule = scheduleText.split(',').map((part) => {
+    const ms = parseDuration(part);
+    if (ms === null) {
+      throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be a comma-separated list of durations such as 30s,2m,2h, got "${scheduleText}"`);
+    }
+    return ms;
+  });
+
+  const logLevel = env.LOG_LEVEL?.trim() || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
+  }
+
+  return Object.freeze({
+    port,
+    host,
+    dataDir,
+    databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databasePoolSize: readInt(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    publicBaseUrl,
+    smtpUrl: readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: env.MAIL_FROM?.trim() || 'Workspace Service <no-reply@workspace.invalid>',
+    webhookAllowPrivateNetworks: readBool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    webhookRetrySchedule: Object.freeze(webhookRetrySchedule),
+    webhookTimeoutMs: readDuration(env, 'WEBHOOK_TIMEOUT', '10s'),
+    webhookConcurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
+    webhookPerSubscriptionConcurrency: readInt(env, 'WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY', 4, 1, 1000),
+    deliveredRetentionMs: readDuration(env, 'WEBHOOK_DELIVERED_RETENTION', '7d'),
+    failedRetentionMs: readDuration(env, 'WEBHOOK_FAILED_RETENTION', '30d'),
+    rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, 1, 100_000_000),
+    authFailureLimitPerMinute: readInt(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
+    logLevel,
+    trustProxy: readBool(env, 'TRUST_PROXY', false),
+  });
+}

@@ -1,0 +1,90 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+import type { Config } from './config.js';
+import { openDatabase, migrateToLatest, type Database } from './db/database.js';
+import { createStore, type Store } from './db/store.js';
+import type { HealthChecks } from './http/app.js';
+import { systemClock, type Clock } from './lib/time.js';
+import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
+import type { RateLimiter } from './rate-limit/rate-limiter.js';
+import { createAdminService } from './services/admin-service.js';
+import { createAuthService } from './services/auth-service.js';
+import { noopWaker, type DeliveryWaker } from './services/events.js';
+import { createIdempotencyService } from './services/idempotency-service.js';
+import type { Services } from './services/index.js';
+import { createProjectsService } from './services/projects-service.js';
+
+/**
+ * The composition root: config in, every long-lived part out, wired by hand. `serve`, `worker`, the
+ * CLI and the tests all build their world here, so they run the same code.
+ */
+export interface Container {
+  config: Config;
+  database: Database;
+  store: Store;
+  clock: Clock;
+  services: Services;
+  rateLimiter: RateLimiter;
+  health: HealthChecks;
+  logger: FastifyBaseLogger;
+  waker: DeliveryWaker;
+  close(): Promise<void>;
+}
+
+export interface ContainerOptions {
+  /** Run migrations before returning (serve, worker, tests). */
+  migrate?: boolean;
+  clock?: Clock;
+  logger?: FastifyBaseLogger;
+  sqliteFile?: string;
+}
+
+export function createLogger(config: Config): FastifyBaseLogger {
+  return pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.authorization', 'authorization'], censor: '[redacted]' },
+  });
+}
+
+export async function createContainer(config: Config, options: ContainerOptions = {}): Promise<Container> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config);
+  const database = openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+    sqliteFile: options.sqliteFile,
+  });
+  if (options.migrate) await migrateToLatest(database);
+  const store = createStore(database);
+  const waker: DeliveryWaker = { wake: () => noopWaker.wake() };
+  const rateLimiter = createMemoryRateLimiter(clock);
+
+  const services: Services = {
+    admin: createAdminService({ store, clock }),
+    auth: createAuthService(store),
+    idempotency: createIdempotencyService({ store, clock }),
+    projects: createProjectsService({ store, clock, waker }),
+  };
+
+  const health: HealthChecks = {
+    database: () => database.ping(),
+    redis: async () => 'disabled',
+  };
+
+  return {
+    config,
+    database,
+    store,
+    clock,
+    services,
+    rateLimiter,
+    health,
+    logger,
+    waker,
+    async close() {
+      await rateLimiter.close();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from 'kysely';
+import pg from 'pg';
+import type { SqlDialect } from './dialect.js';
+import { migrationProvider } from './migrations/index.js';
+import type { DB } from './schema.js';
+
+export interface DatabaseOptions {
+  /** `postgres://...`; null selects embedded SQLite in `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  poolSize?: number;
+  /** Overrides the SQLite file (tests use a temp file). */
+  sqliteFile?: string;
+}
+
+export interface Database {
+  readonly db: Kysely<DB>;
+  readonly dialect: SqlDialect;
+  /** The raw pg pool (PostgreSQL only): LISTEN/NOTIFY and health checks use it. */
+  readonly pgPool: pg.Pool | null;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Kysely prepares every statement anew; better-sqlite3 statements are reusable, so a bounded cache
+ * keyed by SQL text removes the prepare cost from every hot query.
+ */
+function cachingSqlite(raw: BetterSqlite3.Database, capacity = 500): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
+  return {
+    close: () => raw.close(),
+    prepare(sql: string): SqliteStatement {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        stmt = raw.prepare(sql) as unknown as SqliteStatement;
+        if (cache.size >= capacity) cache.delete(cache.keys().next().value!);
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
+/**
+ * Write transactions take SQLite's write lock at BEGIN (IMMEDIATE) so a second process (the CLI, a
+ * worker) waits on busy_timeout instead of failing with SQLITE_BUSY when a deferred transaction upgrades.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly cfg: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(cfg);
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.cfg);
+  }
+}
+
+function openSqlite(file: string): Database {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const raw = new BetterSqlite3(file);
+  raw.pragma('journal_mode = WAL');
+  // NORMAL in WAL mode survives a process crash (kill -9); only an OS crash can lose the last commits.
+  raw.pragma('synchronous = NORMAL');
+  raw.pragma('foreign_keys = ON');
+  raw.pragma('busy_timeout = 5000');
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: cachingSqlite(raw) }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    pgPool: null,
+    async ping() {
+      raw.prepare('select 1').get();
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    // BIGINT columns hold epoch milliseconds and sequence numbers, all far below 2^53.
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client that loses its connection emits here; without a listener it would crash the process.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    pgPool: pool,
+    async ping() {
+      await pool.query('select 1');
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+export function openDatabase(options: DatabaseOptions): Database {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  return openSqlite(options.sqliteFile ?? path.join(options.dataDir, 'workspace.db'));
+}
+
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const migrator = new Migrator({ db: database.db, provider: migrationProvider(database.dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Unique-constraint violation in either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,17 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import type { SqlDialect } from '../dialect.js';
+import { initialMigration } from './001-initial.js';
+
+/**
+ * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
+ * each can adapt a column type to the dialect. Add new ones at the end; never edit a released one.
+ */
+export function migrationProvider(dialect: SqlDialect): MigrationProvider {
+  return {
+    async getMigrations(): Promise<Record<string, Migration>> {
+      return {
+        '001_initial': initialMigration(dialect),
+      };
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { Selectable } from 'kysely';
+import { isUniqueViolation } from '../database.js';
+import type { IdempotencyKeysTable } from '../schema.js';
+import type { RepoContext } from './executor.js';
+
+export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
+
+export function idempotencyRepository({ db }: RepoContext) {
+  return {
+    /** Claims the key for a first request; returns the existing row when the key is taken. */
+    async claim(row: IdempotencyRow): Promise<{ claimed: true } | { claimed: false; existing: IdempotencyRow | undefined }> {
+      try {
+        await db.insertInto('idempotency_keys').values(row).execute();
+        return { claimed: true };
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        const existing = await db
+          .selectFrom('idempotency_keys')
+          .selectAll()
+          .where('api_key_id', '=', row.api_key_id)
+          .where('key', '=', row.key)
+          .executeTakeFirst();
+        return { claimed: false, existing };
+      }
+    },
+
+    async complete(orgId: string, apiKeyId: string, key: string, status: number, body: string): Promise<void> {
+      await db
+        .updateTable('idempotency_keys')
+        .set({ state: 'done', response_status: status, response_body: body })
+        .where('org_id', '=', orgId)
+        .where('api_key_id', '=', apiKeyId)
+        .where('key', '=', key)
+        .execute();
+    },
+
+    async release(orgId: string, apiKeyId: string, key: string): Promise<void> {
+      await db
+        .deleteFrom('idempotency_keys')
+        .where('org_id', '=', orgId)
+        .where('api_key_id', '=', apiKeyId)
+        .where('key', '=', key)
+        .execute();
+    },
+
+    /** Replaces an expired record in place (same primary key). */
+    async replaceExpired(row: IdempotencyRow, now: number): Promise<boolean> {
+      const result = await db
+        .updateTable('idempotency_keys')
+        .set(row)
+        .where('org_id', '=', row.org_id)
+        .where('api_key_id', '=', row.api_key_id)
+        .where('key', '=', row.key)
+        .where('expires_at', '<=', now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    /** Housekeeping across organisations: drops records past their 24 hours. */
+    async purgeExpired(now: number): Promise<number> {
+      const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { apiKeysRepository } from './api-keys-repo.js';
+import { eventsRepository } from './events-repo.js';
+import type { RepoContext } from './executor.js';
+import { idempotencyRepository } from './idempotency-repo.js';
+import { invitationsRepository } from './invitations-repo.js';
+import { organizationsRepository } from './organizations-repo.js';
+import { projectsRepository } from './projects-repo.js';
+import { usersRepository } from './users-repo.js';
+import { webhooksRepository } from './webhooks-repo.js';
+
+export function createRepositories(ctx: RepoContext) {
+  return {
+    organizations: organizationsRepository(ctx),
+    users: usersRepository(ctx),
+    apiKeys: apiKeysRepository(ctx),
+    projects: projectsRepository(ctx),
+    webhooks: webhooksRepository(ctx),
+    invitations: invitationsRepository(ctx),
+    idempotency: idempotencyRepository(ctx),
+    events: eventsRepository(ctx),
+  };
+}
+
+export type Repositories = ReturnType<typeof createRepositories>;

@@ -1,0 +1,60 @@
+import type { Role, UserRow, UserStatus } from '../schema.js';
+import { toPage, type Page, type RepoContext } from './executor.js';
+
+export function usersRepository({ db }: RepoContext) {
+  return {
+    async insert(row: Omit<UserRow, 'seq'>): Promise<UserRow> {
+      return db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
+    },
+
+    async findById(orgId: string, userId: string): Promise<UserRow | undefined> {
+      return db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst();
+    },
+
+    /** Without an organisation: only for the CLI, which addresses users by their global id. */
+    async findByIdAnyOrg(userId: string): Promise<UserRow | undefined> {
+      return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+    },
+
+    async findByEmail(orgId: string, emailNormalized: string): Promise<UserRow | undefined> {
+      return db
+        .selectFrom('users')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('email_normalized', '=', emailNormalized)
+        .executeTakeFirst();
+    },
+
+    async list(orgId: string, limit: number, beforeSeq: number | null): Promise<Page<UserRow>> {
+      let query = db.selectFrom('users').selectAll().where('org_id', '=', orgId);
+      if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
+      const rows = await query.orderBy('seq', 'desc').limit(limit + 1).execute();
+      return toPage(rows, limit);
+    },
+
+    async update(
+      orgId: string,
+      userId: string,
+      changes: Partial<Pick<UserRow, 'role' | 'status' | 'name' | 'password_hash' | 'email' | 'updated_at'>>,
+    ): Promise<UserRow | undefined> {
+      return db
+        .updateTable('users')
+        .set(changes)
+        .where('org_id', '=', orgId)
+        .where('id', '=', userId)
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    async countActiveOwners(orgId: string): Promise<number> {
+      const row = await db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('org_id', '=', orgId)
+        .where('role', '=', 'owner' satisfies Role)
+        .where('status', '=', 'active' satisfies UserStatus)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+}

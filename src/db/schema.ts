@@ -1,0 +1,197 @@
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * Table types shared by both dialects. Times are epoch milliseconds (BIGINT), JSON is stored as text,
+ * and every row carries `org_id`. `seq` is a per-table increasing integer: it gives lists a strict
+ * creation order (even within one millisecond) and is the keyset for cursors.
+ */
+export interface OrganizationsTable {
+  seq: Generated<number>;
+  id: string;
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export type UserStatus = 'invited' | 'active';
+
+export interface UsersTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  email: string;
+  email_normalized: string;
+  name: string | null;
+  role: Role;
+  status: UserStatus;
+  password_hash: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type ProjectStatus = 'active' | 'archived' | 'draft';
+
+export interface ProjectsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  name: string;
+  description: string | null;
+  status: ProjectStatus;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WorkflowsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  project_id: string;
+  name: string;
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TasksTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  project_id: string;
+  workflow_id: string | null;
+  title: string;
+  assignee_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiKeysTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  user_id: string;
+  name: string | null;
+  key_hash: string;
+  key_prefix: string;
+  scope: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface InvitationsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  /** Set when accepted or superseded by a re-invitation; a used link is dead. */
+  used_at: number | null;
+}
+
+export interface WebhooksTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  url: string;
+  /** JSON array of event names. */
+  events: string;
+  secret: string;
+  created_at: number;
+}
+
+export interface IdempotencyKeysTable {
+  org_id: string;
+  api_key_id: string;
+  key: string;
+  fingerprint: string;
+  /** 'in_flight' while the first request runs, then 'done'. */
+  state: string;
+  response_status: number | null;
+  response_body: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface EventsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  type: string;
+  /** The final serialised envelope: these exact bytes are what every attempt sends. */
+  body: string;
+  occurred_at: number;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
+
+export interface DeliveriesTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  event_id: string;
+  webhook_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  /** Attempts made so far (automatic and replayed). */
+  attempt_count: number;
+  /** Failures counted against the automatic retry schedule. */
+  failure_count: number;
+  next_attempt_at: number | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DeliveryAttemptsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  delivery_id: string;
+  attempt_number: number;
+  /** 'automatic' or 'replay'. */
+  trigger: string;
+  started_at: number;
+  duration_ms: number;
+  /** JSON object of the request headers sent. */
+  request_headers: string;
+  response_status: number | null;
+  /** JSON object of the response headers received. */
+  response_headers: string | null;
+  response_body: string | null;
+  error: string | null;
+  /** 'success' or 'failure'. */
+  outcome: string;
+}
+
+export interface DB {
+  organizations: OrganizationsTable;
+  users: UsersTable;
+  projects: ProjectsTable;
+  workflows: WorkflowsTable;
+  tasks: TasksTable;
+  api_keys: ApiKeysTable;
+  invitations: InvitationsTable;
+  webhooks: WebhooksTable;
+  idempotency_keys: IdempotencyKeysTable;
+  events: EventsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type ProjectRow = Selectable<ProjectsTable>;
+export type WebhookRow = Selectable<WebhooksTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type OrganizationRow = Selectable<OrganizationsTable>;
+export type InvitationRow = Selectable<InvitationsTable>;
+export type EventRow = Selectable<EventsTable>;
+export type DeliveryRow = Selectable<DeliveriesTable>;
+export type DeliveryAttemptRow = Selectable<DeliveryAttemptsTable>;
+export type NewProject = Insertable<ProjectsTable>;
+export type ProjectUpdate = Updateable<ProjectsTable>;

@@ -1,0 +1,165 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import FindMyWay from 'find-my-way';
+import type { Config } from '../config.js';
+import { DomainError, errors } from '../errors.js';
+import { newId } from '../lib/ids.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { Services } from '../services/index.js';
+import { registerAuth } from './hooks/auth.js';
+import { registerIdempotency } from './hooks/idempotency.js';
+import { routes } from './routes/index.js';
+import { compileValidator, toDetails } from './validation.js';
+
+export interface HealthChecks {
+  database(): Promise<void>;
+  /** 'disabled' without REDIS_URL; 'degraded' when configured but not answering. */
+  redis(): Promise<'ok' | 'degraded' | 'disabled'>;
+}
+
+export interface AppDeps {
+  config: Config;
+  services: Services;
+  rateLimiter: RateLimiter;
+  health: HealthChecks;
+  /** A pino logger; tests pass a silent one. */
+  logger?: FastifyBaseLogger;
+}
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** Maps anything thrown during a request to the contract's status, code and body. */
+function toDomainError(error: FastifyError & { validationContext?: string }): DomainError {
+  if (error instanceof DomainError) return error;
+  if (error.validation) return errors.validation(toDetails(error.validation, error.validationContext));
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return errors.unsupportedMediaType();
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.payloadTooLarge();
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.invalidJson('request body is empty; send a JSON object');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return errors.invalidJson();
+  }
+  // The JSON parser's own SyntaxError, and prototype-poisoning refusals.
+  if (error.statusCode === 400) return errors.invalidJson();
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new DomainError(error.statusCode, 'bad_request', error.message);
+  }
+  return errors.internal();
+}
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    // One line per request, written in onResponse, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 1024 * 1024,
+    trustProxy: config.trustProxy,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('req');
+    },
+    ajv: { customOptions: {} },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
+  // Only JSON bodies are accepted: everything else is 415.
+  app.removeContentTypeParser('text/plain');
+
+  // A second router that knows every path and its methods, to tell 405 from 404.
+  const methodRouter = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (!methodRouter.hasRoute(method as 'GET', route.url)) methodRouter.on(method as 'GET', route.url, () => {});
+    }
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request completed',
+    );
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const domain = toDomainError(error);
+    if (domain.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (domain.headers) reply.headers(domain.headers);
+    const body: { code: string; message: string; details?: unknown } = { code: domain.code, message: domain.message };
+    if (domain.details) body.details = domain.details;
+    return reply.code(domain.status).type('application/json; charset=utf-8').send({ error: body });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const allow = METHODS.filter((m) => methodRouter.find(m, path) !== null);
+    const error = allow.length > 0 ? errors.methodNotAllowed(allow) : errors.notFound('route');
+    if (error.headers) reply.headers(error.headers);
+    return reply.code(error.status).send({ error: { code: error.code, message: error.message } });
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Workspace Service API',
+        version: '1.0.0',
+        description:
+          'Projects, members and webhook subscriptions of an organisation. Every /v1 call is authenticated with ' +
+          '`Authorization: Bearer <API key>`. Routes marked `x-extension: true` go beyond the published specification.',
+      },
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (wsk_...).' } } },
+      security: [{ apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, logLevel: 'warn' });
+
+  registerAuth(app, deps);
+  registerIdempotency(app, deps.services.idempotency);
+
+  // An empty POST/PUT to a route that takes a body is a JSON error, not a schema one.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body && (request.method === 'POST' || request.method === 'PUT')) {
+      throw errors.invalidJson('request body is empty; send a JSON object');
+    }
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  for (const plugin of routes) await app.register(plugin, deps);
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    let database: 'ok' | 'unavailable' = 'ok';
+    try {
+      await deps.health.database();
+    } catch {
+      database = 'unavailable';
+    }
+    const redis = await deps.health.redis().catch(() => 'degraded' as const);
+    const status = database === 'ok' ? (redis === 'degraded' ? 'degraded' : 'ok') : 'unavailable';
+    return reply.code(database === 'ok' ? 200 : 503).send({ status, checks: { database, redis } });
+  });
+
+  return app as unknown as App;
+}

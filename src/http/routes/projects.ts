@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../app.js';
+import { principalOf } from '../hooks/auth.js';
+import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
+import { CreateProjectBody, ListProjectsQuery, Project, ProjectList, UpdateProjectBody } from '../schemas/projects.js';
+
+const tags = ['Projects'];
+
+export const projectRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+  const projects = services.projects;
+
+  app.get('/v1/projects', {
+    config: { auth: { resource: 'projects', action: 'read' } },
+    schema: { tags, summary: 'List projects, newest first', querystring: ListProjectsQuery, response: { 200: ProjectList, ...authErrorResponses } },
+    handler: async (request) => {
+      const { limit = 20, cursor, status } = request.query;
+      const page = await projects.list(principalOf(request).orgId, { limit, cursor, status });
+      return { data: page.items, next_cursor: page.nextCursor };
+    },
+  });
+
+  app.post('/v1/projects', {
+    config: { auth: { resource: 'projects', action: 'create' } },
+    schema: { tags, summary: 'Create a project', body: CreateProjectBody, response: { 201: Project, ...authErrorResponses, 409: ErrorResponse, 422: ErrorResponse } },
+    handler: async (request, reply) => {
+      const project = await projects.create(principalOf(request).orgId, request.body);
+      return reply.code(201).send(project);
+    },
+  });
+
+  app.get('/v1/projects/:id', {
+    config: { auth: { resource: 'projects', action: 'read' } },
+    schema: { tags, summary: 'Read a project', params: IdParams, response: { 200: Project, ...authErrorResponses, 404: ErrorResponse } },
+    handler: async (request) => projects.get(principalOf(request).orgId, request.params.id),
+  });
+
+  app.put('/v1/projects/:id', {
+    config: { auth: { resource: 'projects', action: 'update' } },
+    schema: { tags, summary: 'Update a project', params: IdParams, body: UpdateProjectBody, response: { 200: Project, ...authErrorResponses, 404: ErrorResponse } },
+    handler: async (request) => projects.update(principalOf(request).orgId, request.params.id, request.body),
+  });
+
+  app.delete('/v1/projects/:id', {
+    config: { auth: { resource: 'projects', action: 'delete' } },
+    schema: { tags, summary: 'Delete a project and everything under it', params: IdParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...authErrorResponses, 404: ErrorResponse } },
+    handler: async (request, reply) => {
+      await projects.remove(principalOf(request).orgId, request.params.id);
+      return reply.code(204).send();
+    },
+  });
+};

@@ -1,0 +1,33 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    }),
+  },
+  { $id: 'ErrorResponse', description: 'Every error has this shape.' },
+);
+
+/** The list envelope of CONTRACT section 3. */
+export const ListEnvelope = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) });
+
+export const PageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1 to 100.' })),
+  cursor: Type.Optional(Type.String({ description: 'next_cursor from a previous page.' })),
+};
+
+export const IdParams = Type.Object({ id: Type.String() });
+
+export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T09:30:00.000Z'] });
+
+/** Error responses every authenticated route can give; spread into a route's `response`. */
+export const authErrorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  429: ErrorResponse,
+};

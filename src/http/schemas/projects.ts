@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import { ListEnvelope, PageQuery, Timestamp } from './common.js';
+
+const ProjectStatus = Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')]);
+const Name = Type.String({ minLength: 1, maxLength: 255, description: '1 to 255 characters (code points).' });
+const Description = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], {
+  description: 'At most 1,000 characters; "" or null clears it.',
+});
+
+export const Project = Type.Object(
+  {
+    id: Type.String({ examples: ['proj_0123456789abcdefghijklmn'] }),
+    name: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    status: ProjectStatus,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Project' },
+);
+
+export const ProjectListItem = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: ProjectStatus,
+  created_at: Timestamp,
+});
+
+export const ProjectList = ListEnvelope(ProjectListItem);
+
+export const ListProjectsQuery = Type.Object({ ...PageQuery, status: Type.Optional(ProjectStatus) });
+
+export const CreateProjectBody = Type.Object(
+  {
+    name: Name,
+    description: Type.Optional(Description),
+    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('draft')], { description: 'Default active.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateProjectBody = Type.Object(
+  { name: Type.Optional(Name), description: Type.Optional(Description), status: Type.Optional(ProjectStatus) },
+  { additionalProperties: false },
+);

@@ -1,0 +1,17 @@
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  /** Requests still allowed in the current window after this one. */
+  remaining: number;
+  /** Whole seconds until a slot frees (at least 1); meaningful when not allowed. */
+  retryAfterSeconds: number;
+}
+
+/**
+ * An exact rolling-window limiter. `hit` counts the request only when it is allowed, so refused
+ * requests never extend a client's wait. Implementations: in-process (one instance) and Redis (shared).
+ */
+export interface RateLimiter {
+  hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,35 @@
+import { sha256Hex } from '../lib/crypto.js';
+import type { Store } from '../db/store.js';
+import { parseScope, type Principal } from './permissions.js';
+
+const BEARER = /^bearer[ \t]+([^\s]+)[ \t]*$/i;
+
+/** Extracts the token of `Authorization: Bearer <token>`; null for a missing or malformed header. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = BEARER.exec(header);
+  return match ? match[1]! : null;
+}
+
+export interface AuthService {
+  /** The key's principal, or null for an unknown, revoked or orphaned key. */
+  authenticate(token: string): Promise<Principal | null>;
+}
+
+/**
+ * Keys are looked up by the SHA-256 of the presented secret: the database compares hashes of a
+ * 160-bit-plus random value, so no timing signal about a stored key's bytes reaches the caller.
+ * The user's role and status are read on every request, so a role change or revocation applies at once.
+ */
+export function createAuthService(store: Store): AuthService {
+  return {
+    async authenticate(token) {
+      if (token.length > 512) return null;
+      const row = await store.repos.apiKeys.findPrincipalByHash(sha256Hex(token));
+      if (!row || row.user_status !== 'active') return null;
+      const scope = parseScope(row.scope);
+      if (!scope) return null;
+      return { keyId: row.key_id, orgId: row.org_id, userId: row.user_id, role: row.role, scope };
+    },
+  };
+}

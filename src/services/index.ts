@@ -1,0 +1,12 @@
+import type { AdminService } from './admin-service.js';
+import type { AuthService } from './auth-service.js';
+import type { IdempotencyService } from './idempotency-service.js';
+import type { ProjectsService } from './projects-service.js';
+
+/** The services the HTTP layer and the CLI call; built by the container. */
+export interface Services {
+  admin: AdminService;
+  auth: AuthService;
+  idempotency: IdempotencyService;
+  projects: ProjectsService;
+}

@@ -1,0 +1,142 @@
+import { errors } from '../errors.js';
+import { newId } from '../lib/ids.js';
+import { toIso, type Clock } from '../lib/time.js';
+import type { ProjectRow, ProjectStatus } from '../db/schema.js';
+import type { Store } from '../db/store.js';
+import { recordEvent, type DeliveryWaker } from './events.js';
+import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
+
+export interface Project {
+  id: string;
+  name: string;
+  description: string | null;
+  status: ProjectStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+export type ProjectListItem = Pick<Project, 'id' | 'name' | 'status' | 'created_at'>;
+
+export interface CreateProjectInput {
+  name: string;
+  description?: string | null | undefined;
+  status?: 'active' | 'draft' | undefined;
+}
+
+export interface UpdateProjectInput {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  status?: ProjectStatus | undefined;
+}
+
+export function toProject(row: ProjectRow): Project {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    status: row.status,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+function toListItem(row: ProjectRow): ProjectListItem {
+  return { id: row.id, name: row.name, status: row.status, created_at: toIso(row.created_at) };
+}
+
+/** The event payload of project.created and project.updated. */
+function eventData(row: ProjectRow): Record<string, unknown> {
+  const p = toProject(row);
+  return { project_id: p.id, name: p.name, description: p.description, status: p.status, created_at: p.created_at, updated_at: p.updated_at };
+}
+
+const emptyToNull = (value: string | null | undefined) => (value === '' || value === undefined ? null : value);
+
+export interface ProjectsServiceDeps {
+  store: Store;
+  clock: Clock;
+  waker: DeliveryWaker;
+}
+
+export function createProjectsService({ store, clock, waker }: ProjectsServiceDeps) {
+  return {
+    async list(orgId: string, page: PageRequest & { status?: ProjectStatus | undefined }): Promise<PageResult<ProjectListItem>> {
+      const before = decodeCursor(page.cursor);
+      const rows = await store.repos.projects.list(orgId, page.limit, before, page.status ?? null);
+      return pageResult(rows, toListItem);
+    },
+
+    async get(orgId: string, projectId: string): Promise<Project> {
+      const row = await store.repos.projects.findById(orgId, projectId);
+      if (!row) throw errors.notFound('project');
+      return toProject(row);
+    },
+
+    async create(orgId: string, input: CreateProjectInput): Promise<Project> {
+      const now = clock.now();
+      const row = await store.transaction(async (repos) => {
+        const inserted = await repos.projects.insert({
+          id: newId('proj'),
+          org_id: orgId,
+          name: input.name,
+          description: emptyToNull(input.description),
+          status: input.status ?? 'active',
+          created_at: now,
+          updated_at: now,
+        });
+        await recordEvent(repos, { orgId, type: 'project.created', data: eventData(inserted), occurredAt: now });
+        return inserted;
+      });
+      waker.wake();
+      return toProject(row);
+    },
+
+    async update(orgId: string, projectId: string, input: UpdateProjectInput): Promise<Project> {
+      const now = clock.now();
+      const result = await store.transaction(async (repos) => {
+        const current = await repos.projects.findById(orgId, projectId);
+        if (!current) throw errors.notFound('project');
+        const next = {
+          name: input.name ?? current.name,
+          description: input.description === undefined ? current.description : emptyToNull(input.description),
+          status: input.status ?? current.status,
+        };
+        const previous: Record<string, unknown> = {};
+        for (const field of ['name', 'description', 'status'] as const) {
+          if (next[field] !== current[field]) previous[field] = current[field];
+        }
+        // Nothing changes: no write, no event, updated_at stays.
+        if (Object.keys(previous).length === 0) return { row: current, changed: false };
+        const updated = await repos.projects.update(orgId, projectId, { ...next, updated_at: now });
+        if (!updated) throw errors.notFound('project');
+        await recordEvent(repos, {
+          orgId,
+          type: 'project.updated',
+          data: { ...eventData(updated), previous },
+          occurredAt: now,
+        });
+        return { row: updated, changed: true };
+      });
+      if (result.changed) waker.wake();
+      return toProject(result.row);
+    },
+
+    async remove(orgId: string, projectId: string): Promise<void> {
+      const now = clock.now();
+      await store.transaction(async (repos) => {
+        const current = await repos.projects.findById(orgId, projectId);
+        if (!current) throw errors.notFound('project');
+        await repos.projects.deleteWithChildren(orgId, projectId);
+        await recordEvent(repos, {
+          orgId,
+          type: 'project.deleted',
+          data: { project_id: current.id, name: current.name, status: current.status },
+          occurredAt: now,
+        });
+      });
+      waker.wake();
+    },
+  };
+}
+
+export type ProjectsService = ReturnType<typeof createProjectsService>;
