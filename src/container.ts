@@ -4,12 +4,13 @@ import type { Config } from './config.js';
 import { openDatabase, migrateToLatest, type Database } from './db/database.js';
 import { createStore, type Store } from './db/store.js';
 import type { HealthChecks } from './http/app.js';
+import { createSignal, type Signal } from './lib/signal.js';
 import { systemClock, type Clock } from './lib/time.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createAdminService } from './services/admin-service.js';
+import { noopAuthEvents, type AuthEvents } from './services/auth-events.js';
 import { createAuthService } from './services/auth-service.js';
-import { noopWaker, type DeliveryWaker } from './services/events.js';
 import { createIdempotencyService } from './services/idempotency-service.js';
 import type { Services } from './services/index.js';
 import { createProjectsService } from './services/projects-service.js';
@@ -27,7 +28,9 @@ export interface Container {
   rateLimiter: RateLimiter;
   health: HealthChecks;
   logger: FastifyBaseLogger;
-  waker: DeliveryWaker;
+  /** Woken after a commit that created deliveries; the delivery worker subscribes. */
+  waker: Signal;
+  authEvents: AuthEvents;
   close(): Promise<void>;
 }
 
@@ -57,11 +60,12 @@ export async function createContainer(config: Config, options: ContainerOptions 
   });
   if (options.migrate) await migrateToLatest(database);
   const store = createStore(database);
-  const waker: DeliveryWaker = { wake: () => noopWaker.wake() };
+  const waker = createSignal();
+  const authEvents: AuthEvents = noopAuthEvents;
   const rateLimiter = createMemoryRateLimiter(clock);
 
   const services: Services = {
-    admin: createAdminService({ store, clock }),
+    admin: createAdminService({ store, clock, authEvents }),
     auth: createAuthService(store),
     idempotency: createIdempotencyService({ store, clock }),
     projects: createProjectsService({ store, clock, waker }),
@@ -82,6 +86,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     health,
     logger,
     waker,
+    authEvents,
     async close() {
       await rateLimiter.close();
       await database.close();

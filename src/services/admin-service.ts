@@ -7,6 +7,7 @@ import type { Role } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { Repositories } from '../db/repositories/index.js';
 import { isValidEmail } from '../lib/email.js';
+import type { AuthEvents } from './auth-events.js';
 import { formatScope, parseScope, ROLES } from './permissions.js';
 import { normalizeEmail, toUser, type User } from './users-view.js';
 
@@ -37,10 +38,6 @@ export interface KeySummary {
   revoked_at: string | null;
 }
 
-/** Revocations are announced so per-instance caches can drop a key before its next request. */
-export interface KeyEvents {
-  keyRevoked(keyId: string): Promise<void> | void;
-}
 
 function checkEmail(email: string): string {
   if (!isValidEmail(email)) throw fieldError('email', 'must be a valid e-mail address');
@@ -63,7 +60,7 @@ function checkName(name: string | undefined, field: string): string | null {
  * Operator tasks the dashboard would do (organisations, members added directly, API keys). The CLI
  * exposes them; the tests use them to set up a world.
  */
-export function createAdminService({ store, clock, keyEvents }: { store: Store; clock: Clock; keyEvents?: KeyEvents }) {
+export function createAdminService({ store, clock, authEvents }: { store: Store; clock: Clock; authEvents: AuthEvents }) {
   async function issueKey(repos: Repositories, orgId: string, userId: string, scopeText: string, name: string | null): Promise<CreatedKey> {
     const scope = parseScope(scopeText);
     if (!scope) throw fieldError('scope', 'must be read, full, or a list of projects, users, webhooks (each optionally :read)');
@@ -126,6 +123,7 @@ export function createAdminService({ store, clock, keyEvents }: { store: Store; 
           // An invited user added directly becomes active; the pending invitation link dies.
           await repos.invitations.closeOpenForUser(input.orgId, existing.id, now);
           const updated = await repos.users.update(input.orgId, existing.id, { role, status: 'active', name: name ?? existing.name, updated_at: now });
+          await authEvents.userChanged(existing.id);
           return toUser(updated!);
         }
         try {
@@ -162,7 +160,7 @@ export function createAdminService({ store, clock, keyEvents }: { store: Store; 
       const existing = await store.repos.apiKeys.findByIdAnyOrg(keyId);
       if (!existing) throw errors.notFound('API key');
       const revoked = (await store.repos.apiKeys.revoke(existing.org_id, keyId, clock.now())) ?? existing;
-      await keyEvents?.keyRevoked(keyId);
+      await authEvents.keyRevoked(keyId);
       return summarize(revoked);
     },
 

@@ -18,12 +18,10 @@ export interface RecordedEvent {
   deliveries: number;
 }
 
-/** Wakes delivery workers after a commit; a no-op until a worker subscribes. */
+/** What a service needs to wake delivery workers after a commit (the container's `waker` signal). */
 export interface DeliveryWaker {
   wake(): void;
 }
-
-export const noopWaker: DeliveryWaker = { wake() {} };
 
 /**
  * Transactional outbox: called inside the service's transaction, so the event, its final body bytes and
