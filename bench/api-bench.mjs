@@ -1,0 +1,344 @@
+#!/usr/bin/env node
+// `npm run bench`: seeds 10,100 projects, then measures with autocannon the API's hot paths against a
+// bare node:http server answering a JSON body of the same size as one project (the physical limit of
+// this machine), alternating bare and endpoint runs so machine noise hits both. Prints a table with each
+// endpoint's ratio to the bare server and writes JSON results under bench/results/.
+//
+// The API runs from dist/ (build first: `npm run build`) in its own process(es); the bare server too;
+// this process only seeds (in-process, through the services, before the server starts) and drives load.
+//
+// Options (flags or env):
+//   --duration S          seconds per measurement (BENCH_DURATION, default 10)
+//   --warmup S            warm-up seconds before each measurement (BENCH_WARMUP, default 2)
+//   --connections N       autocannon connections (BENCH_CONNECTIONS, default 50)
+//   --pipelining N        (default 1)
+//   --projects N          projects to seed (default 10100: page 100 of limit=100 exists and is full)
+//   --database-url URL    PostgreSQL server (BENCH_DATABASE_URL): a fresh database is created there and dropped
+//   --instances N         API processes behind autocannon, connections spread over them (default 1)
+//   --log-level L         the API's LOG_LEVEL (default warn)
+//   --only a,b            measure only these endpoints (get,list,post,deep)
+//   --cpu-prof DIR        run the API with node --cpu-prof, profiles written to DIR
+//   --keep                keep the SQLite data directory
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+
+// ---------------------------------------------------------------- options
+function parseArgs(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
+    const [name, inline] = arg.slice(2).split('=', 2);
+    if (name === 'keep' || name === 'help') out[name] = true;
+    else out[name] = inline ?? argv[++i];
+  }
+  return out;
+}
+const args = parseArgs(process.argv.slice(2));
+if (args.help) {
+  const text = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  console.log(text.slice(1, text.findIndex((l) => l.startsWith('import'))).join('\n'));
+  process.exit(0);
+}
+const num = (v, d) => (v === undefined || v === '' ? d : Number(v));
+const opts = {
+  duration: num(args.duration ?? process.env.BENCH_DURATION, 10),
+  warmup: num(args.warmup ?? process.env.BENCH_WARMUP, 2),
+  connections: num(args.connections ?? process.env.BENCH_CONNECTIONS, 50),
+  pipelining: num(args.pipelining, 1),
+  projects: num(args.projects, 10_100),
+  databaseUrl: args['database-url'] ?? process.env.BENCH_DATABASE_URL ?? null,
+  instances: num(args.instances ?? process.env.BENCH_INSTANCES, 1),
+  logLevel: args['log-level'] ?? process.env.BENCH_LOG_LEVEL ?? 'warn',
+  only: (args.only ?? 'get,list,post,deep').split(',').map((s) => s.trim()),
+  cpuProf: args['cpu-prof'] ?? null,
+  keep: Boolean(args.keep),
+};
+if (opts.projects < 10_000) throw new Error('--projects must be at least 10000 so page 100 exists');
+const RATE_LIMIT = 100_000_000; // raised so the limiter runs on every request but never refuses
+
+if (!fs.existsSync(path.join(root, 'dist/http/app.js'))) {
+  console.error('dist/ is missing: run `npm run build` first');
+  process.exit(1);
+}
+const { loadConfig } = await import(path.join(root, 'dist/config.js'));
+const { createContainer } = await import(path.join(root, 'dist/container.js'));
+
+// ---------------------------------------------------------------- processes
+const children = new Set();
+function startProcess(script, env, nodeArgs = []) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs, script], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    let out = '';
+    let err = '';
+    const fail = (why) => reject(new Error(`${path.basename(script)} ${why}\n${err}`));
+    child.stderr.on('data', (d) => {
+      err += d;
+      if (err.length > 20_000) err = err.slice(-10_000);
+    });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening (\d+)(?: (\d+))?/.exec(out);
+      if (m && !child.port) {
+        child.port = Number(m[1]);
+        child.extra = m[2] ? Number(m[2]) : null;
+        resolve(child);
+      }
+      if (out.length > 20_000) out = out.slice(-10_000); // the API logs JSON lines at info level
+    });
+    child.on('exit', (code) => {
+      children.delete(child);
+      if (!child.port) fail(`exited with ${code} before listening`);
+    });
+    child.on('error', (e) => fail(e.message));
+  });
+}
+function stopProcess(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+  });
+}
+async function stopAll() {
+  await Promise.all([...children].map(stopProcess));
+}
+process.on('SIGINT', async () => {
+  await stopAll();
+  process.exit(130);
+});
+
+// ---------------------------------------------------------------- database
+const runId = `${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}_${randomBytes(3).toString('hex')}`;
+let pgDrop = null;
+let dataDir = path.join(root, '.bench-tmp', `api-${runId}`);
+let databaseUrl = null;
+if (opts.databaseUrl) {
+  const name = `ws_bench_${runId.toLowerCase()}`;
+  const admin = new pg.Client({ connectionString: opts.databaseUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(opts.databaseUrl);
+  url.pathname = `/${name}`;
+  databaseUrl = url.toString();
+  pgDrop = async () => {
+    const client = new pg.Client({ connectionString: opts.databaseUrl });
+    await client.connect();
+    await client.query(`drop database if exists ${name} with (force)`);
+    await client.end();
+  };
+}
+fs.mkdirSync(dataDir, { recursive: true });
+const dialect = databaseUrl ? 'postgres' : 'sqlite';
+
+const serverEnv = {
+  DATA_DIR: dataDir,
+  DATABASE_URL: databaseUrl ?? '',
+  RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+  LOG_LEVEL: opts.logLevel,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  REDIS_URL: '',
+};
+
+async function cleanup() {
+  await stopAll();
+  if (pgDrop) await pgDrop().catch((e) => console.error('could not drop the bench database:', e.message));
+  if (!opts.keep) fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+try {
+  // ---------------------------------------------------------------- seed
+  const seedStarted = Date.now();
+  const config = loadConfig({ ...process.env, ...serverEnv, LOG_LEVEL: 'warn' });
+  const container = await createContainer(config, { migrate: true });
+  const { services } = container;
+  const created = await services.admin.createOrganization({ name: 'Bench Org', ownerEmail: 'bench@example.com' });
+  const orgId = created.organization.id;
+  const apiKey = created.api_key.key;
+  // Through the project service, as the API would, a few at a time on PostgreSQL.
+  const parallel = dialect === 'postgres' ? 8 : 1;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < opts.projects) {
+        const i = next++;
+        await services.projects.create(orgId, { name: `Seeded project ${i}`, description: i % 2 ? `Description of project ${i}` : null });
+      }
+    }),
+  );
+  // Walk the cursors once: the 100th page's cursor, and ids for GET by id from the middle of the set.
+  let cursor;
+  const ids = [];
+  for (let page = 1; page < 100; page++) {
+    const result = await services.projects.list(orgId, { limit: 100, cursor });
+    if (page === 50) ids.push(...result.items.map((p) => p.id));
+    cursor = result.nextCursor;
+  }
+  const deepCursor = cursor;
+  const deepPage = await services.projects.list(orgId, { limit: 100, cursor: deepCursor });
+  if (deepPage.items.length !== 100) throw new Error(`page 100 has ${deepPage.items.length} items`);
+  await container.close();
+  const seedSeconds = (Date.now() - seedStarted) / 1000;
+  console.log(`seeded ${opts.projects} projects (${dialect}) in ${seedSeconds.toFixed(1)} s`);
+
+  // ---------------------------------------------------------------- servers
+  const profArgs = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProf)}`] : [];
+  const apis = [];
+  for (let i = 0; i < opts.instances; i++) apis.push(await startProcess(path.join(here, 'serve-bench.mjs'), serverEnv, profArgs));
+  const apiUrls = apis.map((c) => `http://127.0.0.1:${c.port}`);
+  const auth = { authorization: `Bearer ${apiKey}` };
+
+  const probe = await fetch(`${apiUrls[0]}/v1/projects/${ids[0]}`, { headers: auth });
+  const projectBody = await probe.text();
+  if (probe.status !== 200) throw new Error(`GET by id answered ${probe.status}: ${projectBody}`);
+  const projectBytes = Buffer.byteLength(projectBody);
+  const bares = [];
+  for (let i = 0; i < opts.instances; i++) {
+    bares.push(await startProcess(path.join(here, 'bare-server.mjs'), { BARE_BODY_BYTES: String(projectBytes), PORT: '0' }));
+  }
+  const bareUrls = bares.map((c) => `http://127.0.0.1:${c.port}`);
+  console.log(`${opts.instances} API process(es) on ${apiUrls.join(', ')}; bare server(s) on ${bareUrls.join(', ')} answering ${bares[0].extra} bytes (a project is ${projectBytes})`);
+
+  // ---------------------------------------------------------------- scenarios
+  const postBody = JSON.stringify({ name: 'Bench project', description: 'Created by the benchmark' });
+  const scenarios = {
+    get: { label: 'GET /v1/projects/:id', requests: ids.map((id) => ({ method: 'GET', path: `/v1/projects/${id}` })) },
+    list: { label: 'GET /v1/projects?limit=100', requests: [{ method: 'GET', path: '/v1/projects?limit=100' }] },
+    deep: {
+      label: 'GET /v1/projects?limit=100 (page 100)',
+      requests: [{ method: 'GET', path: `/v1/projects?limit=100&cursor=${encodeURIComponent(deepCursor)}` }],
+    },
+    post: {
+      label: 'POST /v1/projects',
+      requests: [{ method: 'POST', path: '/v1/projects', headers: { 'content-type': 'application/json' }, body: postBody }],
+    },
+  };
+  // POST last: the rows it adds sit above the first page, not in the way of the deep cursor.
+  const order = ['get', 'list', 'deep', 'post'].filter((k) => opts.only.includes(k));
+
+  async function measure(urls, requests, headers, seconds) {
+    const result = await autocannon({
+      url: urls.length === 1 ? urls[0] : urls,
+      connections: opts.connections,
+      pipelining: opts.pipelining,
+      duration: seconds,
+      headers,
+      requests,
+    });
+    return {
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      mean: result.latency.average,
+      total: result.requests.total,
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+    };
+  }
+  async function run(urls, requests, headers) {
+    if (opts.warmup > 0) await measure(urls, requests, headers, opts.warmup);
+    return measure(urls, requests, headers, opts.duration);
+  }
+  const bareRequest = [{ method: 'GET', path: '/' }];
+
+  // bare, A, bare, B, bare, ... bare: each endpoint is compared with the mean of the bare runs on either side.
+  const bareRuns = [await run(bareUrls, bareRequest, {})];
+  const results = {};
+  for (const key of order) {
+    const s = scenarios[key];
+    process.stdout.write(`measuring ${s.label} ...`);
+    results[key] = await run(apiUrls, s.requests, auth);
+    bareRuns.push(await run(bareUrls, bareRequest, {}));
+    const r = results[key];
+    process.stdout.write(` ${r.rps.toFixed(0)} req/s\n`);
+    if (r.non2xx || r.errors || r.timeouts) console.warn(`  WARNING: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  }
+
+  const bareMean = bareRuns.reduce((a, r) => a + r.rps, 0) / bareRuns.length;
+  const rows = [{ key: 'bare', label: `bare node:http (${projectBytes} B JSON)`, ...bareRuns[0], rps: bareMean, ratio: 1 }];
+  order.forEach((key, i) => {
+    const bare = (bareRuns[i].rps + bareRuns[i + 1].rps) / 2;
+    rows.push({ key, label: scenarios[key].label, ...results[key], bare, ratio: results[key].rps / bare });
+  });
+  const bareRow = rows[0];
+  bareRow.p50 = median(bareRuns.map((r) => r.p50));
+  bareRow.p99 = median(bareRuns.map((r) => r.p99));
+
+  // ---------------------------------------------------------------- targets
+  const targets = [];
+  const ratioTarget = (key, min) => {
+    const row = rows.find((r) => r.key === key);
+    if (row) targets.push({ target: `${row.label} >= ${min * 100}% of bare`, value: `${(row.ratio * 100).toFixed(1)}%`, pass: row.ratio >= min });
+  };
+  ratioTarget('get', 0.5);
+  ratioTarget('post', 0.25);
+  ratioTarget('list', 0.15);
+  const list = rows.find((r) => r.key === 'list');
+  const deep = rows.find((r) => r.key === 'deep');
+  if (list && deep) {
+    const p50 = deep.p50 / list.p50;
+    const mean = deep.mean / list.mean;
+    const p99 = deep.p99 / list.p99;
+    targets.push({ target: 'page 100 latency <= 1.2x first page (p50)', value: `${p50.toFixed(2)}x`, pass: p50 <= 1.2 });
+    targets.push({ target: 'page 100 latency <= 1.2x first page (mean)', value: `${mean.toFixed(2)}x`, pass: mean <= 1.2 });
+    targets.push({ target: 'page 100 latency <= 1.2x first page (p99)', value: `${p99.toFixed(2)}x`, pass: p99 <= 1.2 });
+  }
+
+  // ---------------------------------------------------------------- report
+  const table = [
+    ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare'],
+    ...rows.map((r) => [r.label, r.rps.toFixed(0), String(r.p50), String(r.p99), r.key === 'bare' ? '1.00' : `${r.ratio.toFixed(2)} (${(r.ratio * 100).toFixed(1)}%)`]),
+  ];
+  const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
+  const line = (row) => `| ${row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join(' | ')} |`;
+  console.log();
+  console.log(line(table[0]));
+  console.log(`|${widths.map((w, c) => (c === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+  for (const row of table.slice(1)) console.log(line(row));
+  console.log();
+  for (const t of targets) console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.value}`);
+
+  const meta = {
+    date: new Date().toISOString(),
+    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    machine: { nproc: os.availableParallelism(), cpu: os.cpus()[0]?.model, memGiB: +(os.totalmem() / 2 ** 30).toFixed(1), node: process.version, platform: `${os.type()} ${os.release()}` },
+    options: { ...opts, databaseUrl: opts.databaseUrl ? '(set)' : null },
+    dialect,
+    rateLimitPerMinute: RATE_LIMIT,
+    seededProjects: opts.projects,
+    seedSeconds,
+    projectBytes,
+    bareRuns,
+    rows,
+    targets,
+  };
+  fs.mkdirSync(path.join(here, 'results'), { recursive: true });
+  const file = path.join(here, 'results', `api-${dialect}-x${opts.instances}-${runId}.json`);
+  fs.writeFileSync(file, JSON.stringify(meta, null, 2));
+  console.log(`\nresults: ${path.relative(root, file)}`);
+} finally {
+  await cleanup();
+}
+
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
