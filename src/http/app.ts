@@ -37,7 +37,7 @@ export type App = FastifyInstance<
 >;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** Maps anything thrown during a request to the contract's status, code and body. */
 function toDomainError(error: FastifyError & { validationContext?: string }): DomainError {
@@ -113,7 +113,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const allow = METHODS.filter((m) => methodRouter.find(m, path) !== null);
+    const routed = METHODS.filter((m) => methodRouter.find(m, path) !== null);
+    // Every known path answers OPTIONS itself (below), so Allow names it too.
+    const allow = routed.length > 0 ? [...routed, 'OPTIONS'] : [];
+    if (request.method === 'OPTIONS' && allow.length > 0) {
+      // Discovery and CORS-style preflight: no authentication, no body, just what the path accepts.
+      return reply.code(204).header('allow', allow.join(', ')).send();
+    }
     const error = allow.length > 0 ? errors.methodNotAllowed(allow) : errors.notFound('route');
     if (error.headers) reply.headers(error.headers);
     return reply.code(error.status).send({ error: { code: error.code, message: error.message } });

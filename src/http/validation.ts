@@ -26,8 +26,41 @@ function makeAjv(coerce: boolean): Ajv {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv(true);
 
+const DECIMAL_INTEGER = /^-?\d{1,15}$/;
+
+/** Top-level properties declared `integer`: their text must be plain decimal digits. */
+function integerProperties(schema: object): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.keys(properties).filter((name) => properties[name]!.type === 'integer');
+}
+
+/**
+ * Query strings and params are text, so they are coerced, but ajv's coercion reads `1e1`, `0x10` or
+ * ` 5` as numbers too. An integer parameter must be written as decimal digits; anything else is refused
+ * here with the same `type` error ajv gives for `abc`, alongside whatever else the schema finds.
+ */
+function strictIntegers(validate: ValidateFunction, names: string[]): ValidateFunction {
+  if (names.length === 0) return validate;
+  const wrapped = ((data: unknown) => {
+    const bad: ErrorObject[] = [];
+    if (data !== null && typeof data === 'object') {
+      for (const name of names) {
+        const value = (data as Record<string, unknown>)[name];
+        if (typeof value === 'string' && !DECIMAL_INTEGER.test(value)) {
+          bad.push({ keyword: 'type', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: { type: 'integer' } });
+        }
+      }
+    }
+    const ok = validate(data);
+    wrapped.errors = bad.length > 0 || !ok ? [...bad, ...(validate.errors ?? [])] : null;
+    return wrapped.errors === null;
+  }) as ValidateFunction;
+  return Object.assign(wrapped, { schema: validate.schema, schemaEnv: validate.schemaEnv });
+}
+
 export function compileValidator(schema: object, httpPart: string | undefined): ValidateFunction {
-  return httpPart === 'body' ? bodyAjv.compile(schema) : textAjv.compile(schema);
+  if (httpPart === 'body') return bodyAjv.compile(schema);
+  return strictIntegers(textAjv.compile(schema), integerProperties(schema));
 }
 
 function describe(error: ErrorObject | FastifySchemaValidationError): string {
@@ -67,15 +100,29 @@ function describe(error: ErrorObject | FastifySchemaValidationError): string {
 /** Turns schema errors into one detail per offending field (first message wins per field). */
 export function toDetails(errors: (ErrorObject | FastifySchemaValidationError)[], context: string | undefined): ErrorDetail[] {
   const byField = new Map<string, string>();
+  // A union of literals fails one `const` per branch: gather them into one list of allowed values.
+  const allowedByField = new Map<string, unknown[]>();
+  for (const error of errors) {
+    if (error.keyword !== 'const') continue;
+    const field = fieldOf(error, context);
+    allowedByField.set(field, [...(allowedByField.get(field) ?? []), (error.params as { allowedValue: unknown }).allowedValue]);
+  }
   for (const error of errors) {
     // anyOf/oneOf wrappers repeat what their branches already said.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
-    const params = error.params as Record<string, unknown>;
-    let path = (error.instancePath ?? '').split('/').filter(Boolean).join('.');
-    if (error.keyword === 'required') path = [path, String(params.missingProperty)].filter(Boolean).join('.');
-    if (error.keyword === 'additionalProperties') path = [path, String(params.additionalProperty)].filter(Boolean).join('.');
-    const field = path || (context === 'body' ? 'body' : (context ?? 'request'));
-    if (!byField.has(field)) byField.set(field, describe(error));
+    const field = fieldOf(error, context);
+    if (byField.has(field)) continue;
+    const allowed = error.keyword === 'const' ? allowedByField.get(field)! : [];
+    byField.set(field, allowed.length > 1 ? `must be one of: ${allowed.join(', ')}` : describe(error));
   }
   return [...byField].map(([field, message]) => ({ field, message }));
+}
+
+/** The dotted path of the offending field; the part itself (`body`, `querystring`) for a top-level error. */
+function fieldOf(error: ErrorObject | FastifySchemaValidationError, context: string | undefined): string {
+  const params = error.params as Record<string, unknown>;
+  let path = (error.instancePath ?? '').split('/').filter(Boolean).join('.');
+  if (error.keyword === 'required') path = [path, String(params.missingProperty)].filter(Boolean).join('.');
+  if (error.keyword === 'additionalProperties') path = [path, String(params.additionalProperty)].filter(Boolean).join('.');
+  return path || (context === 'body' ? 'body' : (context ?? 'request'));
 }
