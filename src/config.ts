@@ -11,6 +11,8 @@ export interface Config {
   readonly databaseUrl: string | null;
   readonly databasePoolSize: number;
   readonly redisUrl: string | null;
+  /** Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis. */
+  readonly redisKeyPrefix: string;
   readonly publicBaseUrl: string;
   readonly smtpUrl: string | null;
   readonly mailFrom: string;
@@ -122,6 +124,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: readInt(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: env.REDIS_KEY_PREFIX?.trim() || 'ws:',
     publicBaseUrl,
     smtpUrl: readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM?.trim() || 'Workspace Service <no-reply@workspace.invalid>',

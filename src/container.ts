@@ -7,6 +7,7 @@ import type { HealthChecks } from './http/app.js';
 import { createSignal, type Signal } from './lib/signal.js';
 import { systemClock, type Clock } from './lib/time.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
+import { createSharedState } from './redis/shared-state.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createAdminService } from './services/admin-service.js';
 import { noopAuthEvents, type AuthEvents } from './services/auth-events.js';
@@ -61,19 +62,21 @@ export async function createContainer(config: Config, options: ContainerOptions 
   if (options.migrate) await migrateToLatest(database);
   const store = createStore(database);
   const waker = createSignal();
-  const authEvents: AuthEvents = noopAuthEvents;
-  const rateLimiter = createMemoryRateLimiter(clock);
+  // REDIS_URL: shared rate limits and invalidated principal caching; without it, per-process limits, no cache.
+  const shared = config.redisUrl ? createSharedState({ ...config, redisUrl: config.redisUrl }, logger, clock) : null;
+  const authEvents: AuthEvents = shared?.authEvents ?? noopAuthEvents;
+  const rateLimiter: RateLimiter = shared?.rateLimiter ?? createMemoryRateLimiter(clock);
 
   const services: Services = {
     admin: createAdminService({ store, clock, authEvents }),
-    auth: createAuthService(store),
+    auth: shared ? shared.cachedAuth(createAuthService(store)) : createAuthService(store),
     idempotency: createIdempotencyService({ store, clock }),
     projects: createProjectsService({ store, clock, waker }),
   };
 
   const health: HealthChecks = {
     database: () => database.ping(),
-    redis: async () => 'disabled',
+    redis: async () => (shared ? shared.health() : 'disabled'),
   };
 
   return {
@@ -88,7 +91,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     waker,
     authEvents,
     async close() {
-      await rateLimiter.close();
+      await (shared ? shared.close() : rateLimiter.close());
       await database.close();
     },
   };
