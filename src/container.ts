@@ -6,6 +6,7 @@ import { createStore, type Store } from './db/store.js';
 import type { HealthChecks } from './http/app.js';
 import { createSignal, type Signal } from './lib/signal.js';
 import { systemClock, type Clock } from './lib/time.js';
+import { createMailer } from './mail/mailer.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import { createSharedState } from './redis/shared-state.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
@@ -14,7 +15,9 @@ import { noopAuthEvents, type AuthEvents } from './services/auth-events.js';
 import { createAuthService } from './services/auth-service.js';
 import { createIdempotencyService } from './services/idempotency-service.js';
 import type { Services } from './services/index.js';
+import { createInvitationsService } from './services/invitations-service.js';
 import { createProjectsService } from './services/projects-service.js';
+import { createUsersService } from './services/users-service.js';
 
 /**
  * The composition root: config in, every long-lived part out, wired by hand. `serve`, `worker`, the
@@ -67,11 +70,15 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const authEvents: AuthEvents = shared?.authEvents ?? noopAuthEvents;
   const rateLimiter: RateLimiter = shared?.rateLimiter ?? createMemoryRateLimiter(clock);
 
+  const mailer = createMailer(config);
+
   const services: Services = {
     admin: createAdminService({ store, clock, authEvents }),
     auth: shared ? shared.cachedAuth(createAuthService(store)) : createAuthService(store),
     idempotency: createIdempotencyService({ store, clock }),
     projects: createProjectsService({ store, clock, waker }),
+    users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    invitations: createInvitationsService({ store, clock, authEvents }),
   };
 
   const health: HealthChecks = {
@@ -91,6 +98,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     waker,
     authEvents,
     async close() {
+      mailer.close();
       await (shared ? shared.close() : rateLimiter.close());
       await database.close();
     },

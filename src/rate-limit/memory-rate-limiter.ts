@@ -6,7 +6,7 @@ import type { RateLimitDecision, RateLimiter } from './rate-limiter.js';
  * Expired entries fall off the head; a request is allowed while fewer than `limit` remain. Memory is
  * one number per accepted request inside the window, and every operation is amortised O(1).
  */
-class SlidingLog {
+export class SlidingLog {
   private buf: Float64Array;
   private head = 0;
   size = 0;

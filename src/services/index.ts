@@ -1,12 +1,16 @@
 import type { AdminService } from './admin-service.js';
 import type { AuthService } from './auth-service.js';
 import type { IdempotencyService } from './idempotency-service.js';
+import type { InvitationsService } from './invitations-service.js';
 import type { ProjectsService } from './projects-service.js';
+import type { UsersService } from './users-service.js';
 
 /** The services the HTTP layer and the CLI call; built by the container. */
 export interface Services {
   admin: AdminService;
   auth: AuthService;
   idempotency: IdempotencyService;
+  invitations: InvitationsService;
   projects: ProjectsService;
+  users: UsersService;
 }

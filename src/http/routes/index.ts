@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app.js';
+import { invitationRoutes } from './invitations.js';
 import { projectRoutes } from './projects.js';
+import { userRoutes } from './users.js';
 
 /** Every route plugin of the API, registered in this order by buildApp. */
-export const routes: FastifyPluginAsyncTypebox<AppDeps>[] = [projectRoutes];
+export const routes: FastifyPluginAsyncTypebox<AppDeps>[] = [projectRoutes, userRoutes, invitationRoutes];
