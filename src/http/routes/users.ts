@@ -1,0 +1,53 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../app.js';
+import { principalOf } from '../hooks/auth.js';
+import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
+import { InviteUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../schemas/users.js';
+
+const tags = ['Users'];
+
+export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+  const users = services.users;
+
+  app.get('/v1/users', {
+    config: { auth: { resource: 'users', action: 'read' } },
+    schema: { tags, summary: 'List members, invited ones included, newest first', querystring: ListUsersQuery, response: { 200: UserList, ...authErrorResponses } },
+    handler: async (request) => {
+      const { limit = 20, cursor } = request.query;
+      const page = await users.list(principalOf(request).orgId, { limit, cursor });
+      return { data: page.items, next_cursor: page.nextCursor };
+    },
+  });
+
+  app.post('/v1/users', {
+    config: { auth: { resource: 'users', action: 'create' } },
+    schema: {
+      tags,
+      summary: 'Invite a user by e-mail (re-inviting an invited user sends a fresh link)',
+      body: InviteUserBody,
+      response: { 201: User, ...authErrorResponses, 409: ErrorResponse, 422: ErrorResponse },
+    },
+    handler: async (request, reply) => {
+      const user = await users.invite(principalOf(request), request.body);
+      return reply.code(201).send(user);
+    },
+  });
+
+  app.get('/v1/users/:id', {
+    config: { auth: { resource: 'users', action: 'read' } },
+    schema: { tags, summary: 'Read a user', params: IdParams, response: { 200: User, ...authErrorResponses, 404: ErrorResponse } },
+    handler: async (request) => users.get(principalOf(request).orgId, request.params.id),
+  });
+
+  app.put('/v1/users/:id', {
+    config: { auth: { resource: 'users', action: 'update' } },
+    schema: {
+      tags,
+      summary: "Change a user's role",
+      params: IdParams,
+      body: UpdateUserBody,
+      response: { 200: User, ...authErrorResponses, 404: ErrorResponse, 409: ErrorResponse },
+    },
+    handler: async (request) => users.changeRole(principalOf(request), request.params.id, request.body.role),
+  });
+};

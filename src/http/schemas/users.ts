@@ -1,0 +1,49 @@
+import { Type } from '@sinclair/typebox';
+import type { Role as RoleName } from '../../db/schema.js';
+import { EMAIL_MAX_LENGTH } from '../../lib/email.js';
+import { ROLES } from '../../services/permissions.js';
+import { ListEnvelope, PageQuery, Timestamp } from './common.js';
+
+// An enum (not a union of literals) so a wrong value reports the accepted ones.
+const Role = Type.Unsafe<RoleName>({ type: 'string', enum: [...ROLES], description: 'owner, admin, member or viewer.' });
+const UserStatus = Type.Unsafe<'invited' | 'active'>({ type: 'string', enum: ['invited', 'active'] });
+const UserName = Type.Union([Type.String(), Type.Null()], { description: 'null while the user is invited.' });
+
+export const User = Type.Object(
+  {
+    id: Type.String({ examples: ['user_0123456789abcdefghijklmn'] }),
+    email: Type.String(),
+    name: UserName,
+    role: Role,
+    status: UserStatus,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'User' },
+);
+
+export const UserListItem = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  name: UserName,
+  role: Role,
+  created_at: Timestamp,
+});
+
+export const UserList = ListEnvelope(UserListItem);
+
+export const ListUsersQuery = Type.Object({ ...PageQuery });
+
+export const InviteUserBody = Type.Object(
+  {
+    email: Type.String({
+      format: 'email',
+      maxLength: EMAIL_MAX_LENGTH,
+      description: 'local@domain, the domain with at least one dot; matched case-insensitively.',
+    }),
+    role: Role,
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateUserBody = Type.Object({ role: Role }, { additionalProperties: false, description: 'Role is the only field that can change.' });

@@ -1,0 +1,110 @@
+import { errors } from '../errors.js';
+import { hashPassword, sha256Hex } from '../lib/crypto.js';
+import { newId, randomToken } from '../lib/ids.js';
+import type { Clock } from '../lib/time.js';
+import type { InvitationRow, Role } from '../db/schema.js';
+import type { Store } from '../db/store.js';
+import type { Repositories } from '../db/repositories/index.js';
+import type { AuthEvents } from './auth-events.js';
+import { toUser, type User } from './users-view.js';
+
+export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
+
+// Real tokens are 43 characters; anything far longer is not worth hashing.
+const MAX_TOKEN_LENGTH = 512;
+
+export function invitationLink(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl}/invitations/${token}`;
+}
+
+/**
+ * A fresh link for an invited user, inside the caller's transaction. Every older link of the user dies
+ * first, so at most one link works. Only the SHA-256 of the token is stored: it has 256 random bits.
+ */
+export async function issueInvitation(
+  repos: Repositories,
+  { orgId, userId, now }: { orgId: string; userId: string; now: number },
+): Promise<{ token: string; expiresAt: number }> {
+  await repos.invitations.closeOpenForUser(orgId, userId, now);
+  const token = randomToken(32);
+  const expiresAt = now + INVITATION_TTL_MS;
+  await repos.invitations.insert({
+    id: newId('inv'),
+    org_id: orgId,
+    user_id: userId,
+    token_hash: sha256Hex(token),
+    created_at: now,
+    expires_at: expiresAt,
+    used_at: null,
+  });
+  return { token, expiresAt };
+}
+
+export type InvitationLookup =
+  | { state: 'open'; invitation: InvitationRow }
+  | { state: 'not_found' }
+  | { state: 'expired' };
+
+/** Unknown, used and superseded links are all "not found"; an open link past its 72 hours is "expired". */
+async function lookup(repos: Repositories, token: string, now: number): Promise<InvitationLookup> {
+  if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return { state: 'not_found' };
+  const invitation = await repos.invitations.findByTokenHash(sha256Hex(token));
+  if (!invitation || invitation.used_at !== null) return { state: 'not_found' };
+  if (now >= invitation.expires_at) return { state: 'expired' };
+  return { state: 'open', invitation };
+}
+
+async function openInvitation(repos: Repositories, token: string, now: number): Promise<InvitationRow> {
+  const found = await lookup(repos, token, now);
+  if (found.state === 'not_found') throw errors.notFound('invitation');
+  if (found.state === 'expired') throw errors.invitationExpired();
+  return found.invitation;
+}
+
+export type InvitationView =
+  | { state: 'open'; email: string; role: Role; organizationName: string }
+  | { state: 'not_found' }
+  | { state: 'expired' };
+
+export interface AcceptInvitationInput {
+  name: string;
+  password: string;
+}
+
+export function createInvitationsService({ store, clock, authEvents }: { store: Store; clock: Clock; authEvents: AuthEvents }) {
+  return {
+    /** What the invitation page shows; never throws for a bad token. */
+    async view(token: string): Promise<InvitationView> {
+      const found = await lookup(store.repos, token, clock.now());
+      if (found.state !== 'open') return found;
+      const { org_id: orgId, user_id: userId } = found.invitation;
+      const [user, org] = await Promise.all([store.repos.users.findById(orgId, userId), store.repos.organizations.findById(orgId)]);
+      if (!user || !org) return { state: 'not_found' };
+      return { state: 'open', email: user.email, role: user.role, organizationName: org.name };
+    },
+
+    /** Activates the invited user. Exactly one of concurrent accepts of one link wins; the rest get 404. */
+    async accept(token: string, input: AcceptInvitationInput): Promise<User> {
+      const now = clock.now();
+      // The cheap checks first, so an unknown token never costs a scrypt hash.
+      await openInvitation(store.repos, token, now);
+      const passwordHash = await hashPassword(input.password);
+      const row = await store.transaction(async (repos) => {
+        const invitation = await openInvitation(repos, token, now);
+        if (!(await repos.invitations.markUsed(invitation.org_id, invitation.id, now))) throw errors.notFound('invitation');
+        const user = await repos.users.update(invitation.org_id, invitation.user_id, {
+          status: 'active',
+          name: input.name,
+          password_hash: passwordHash,
+          updated_at: now,
+        });
+        if (!user) throw errors.notFound('invitation');
+        return user;
+      });
+      await authEvents.userChanged(row.id);
+      return toUser(row);
+    },
+  };
+}
+
+export type InvitationsService = ReturnType<typeof createInvitationsService>;
