@@ -9,6 +9,8 @@ import { systemClock, type Clock } from './lib/time.js';
 import { createMailer } from './mail/mailer.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import { createSharedState } from './redis/shared-state.js';
+import { metricsRepository } from './db/repositories/metrics-repo.js';
+import { createMetrics, type Metrics } from './lib/metrics.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createAdminService } from './services/admin-service.js';
 import { noopAuthEvents, type AuthEvents } from './services/auth-events.js';
@@ -35,6 +37,8 @@ export interface Container {
   /** Woken after a commit that created deliveries; the delivery worker subscribes. */
   waker: Signal;
   authEvents: AuthEvents;
+  /** Prometheus metrics; the delivery worker reports attempts through `metrics.deliveryAttempt`. */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -81,6 +85,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
     invitations: createInvitationsService({ store, clock, authEvents }),
   };
 
+  const metricsRepo = metricsRepository({ db: database.db, dialect: database.dialect });
+  const metrics = createMetrics({
+    deliveryStats: () => metricsRepo.deliveryStats(),
+    now: () => clock.now(),
+    onCollectError: (err) => logger.warn({ err: (err as Error).message }, 'metrics: could not read delivery statistics'),
+  });
+
   const health: HealthChecks = {
     database: () => database.ping(),
     redis: async () => (shared ? shared.health() : 'disabled'),
@@ -97,6 +108,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     logger,
     waker,
     authEvents,
+    metrics,
     async close() {
       mailer.close();
       await (shared ? shared.close() : rateLimiter.close());

@@ -6,10 +6,12 @@ import FindMyWay from 'find-my-way';
 import type { Config } from '../config.js';
 import { DomainError, errors } from '../errors.js';
 import { newId } from '../lib/ids.js';
+import type { Metrics } from '../lib/metrics.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Services } from '../services/index.js';
 import { registerAuth } from './hooks/auth.js';
 import { registerIdempotency } from './hooks/idempotency.js';
+import { registerMetrics } from './metrics.js';
 import { routes } from './routes/index.js';
 import { compileValidator, toDetails } from './validation.js';
 
@@ -26,6 +28,8 @@ export interface AppDeps {
   health: HealthChecks;
   /** A pino logger; tests pass a silent one. */
   logger?: FastifyBaseLogger;
+  /** Request metrics and GET /metrics (the container always provides it). */
+  metrics?: Metrics;
 }
 
 export type App = FastifyInstance<
@@ -141,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, logLevel: 'warn' });
 
+  if (deps.metrics) registerMetrics(app, deps.metrics);
   registerAuth(app, deps);
   registerIdempotency(app, deps.services.idempotency);
 
