@@ -28,8 +28,8 @@ export function fingerprint(method: string, path: string, body: unknown): string
 
 /**
  * Idempotency keys are scoped to the API key and kept 24 hours. The first request claims the key (a
- * row in state in_flight); its response is stored when it finishes. A 5xx releases the key so the
- * client's retry runs again.
+ * row in state in_flight); its response is stored when it finishes. A 5xx or a 400 releases the key so
+ * the client's retry (or corrected request) runs again.
  */
 export function createIdempotencyService({ store, clock }: { store: Store; clock: Clock }) {
   return {
@@ -65,7 +65,9 @@ export function createIdempotencyService({ store, clock }: { store: Store; clock
     },
 
     async finish(orgId: string, apiKeyId: string, key: string, status: number, body: string): Promise<void> {
-      if (status >= 500) await store.repos.idempotency.release(orgId, apiKeyId, key);
+      // A 400 is a refused request (a field rule a service checks), not an executed one: like a schema
+      // failure it stores nothing, so the corrected request can use the same key.
+      if (status >= 500 || status === 400) await store.repos.idempotency.release(orgId, apiKeyId, key);
       else await store.repos.idempotency.complete(orgId, apiKeyId, key, status, body);
     },
 
