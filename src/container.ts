@@ -19,7 +19,10 @@ import { createIdempotencyService } from './services/idempotency-service.js';
 import type { Services } from './services/index.js';
 import { createInvitationsService } from './services/invitations-service.js';
 import { createProjectsService } from './services/projects-service.js';
+import { createTasksService } from './services/tasks-service.js';
 import { createUsersService } from './services/users-service.js';
+import { createWebhooksService } from './services/webhooks-service.js';
+import { createWorkflowsService } from './services/workflows-service.js';
 
 /**
  * The composition root: config in, every long-lived part out, wired by hand. `serve`, `worker`, the
@@ -83,6 +86,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
     projects: createProjectsService({ store, clock, waker }),
     users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     invitations: createInvitationsService({ store, clock, authEvents }),
+    webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    workflows: createWorkflowsService({ store, clock, waker }),
+    tasks: createTasksService({ store, clock, waker }),
   };
 
   const metricsRepo = metricsRepository({ db: database.db, dialect: database.dialect });

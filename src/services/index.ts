@@ -4,6 +4,9 @@ import type { IdempotencyService } from './idempotency-service.js';
 import type { InvitationsService } from './invitations-service.js';
 import type { ProjectsService } from './projects-service.js';
 import type { UsersService } from './users-service.js';
+import type { TasksService } from './tasks-service.js';
+import type { WebhooksService } from './webhooks-service.js';
+import type { WorkflowsService } from './workflows-service.js';
 
 /** The services the HTTP layer and the CLI call; built by the container. */
 export interface Services {
@@ -13,4 +16,7 @@ export interface Services {
   invitations: InvitationsService;
   projects: ProjectsService;
   users: UsersService;
+  webhooks: WebhooksService;
+  workflows: WorkflowsService;
+  tasks: TasksService;
 }

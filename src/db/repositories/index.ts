@@ -5,8 +5,10 @@ import { idempotencyRepository } from './idempotency-repo.js';
 import { invitationsRepository } from './invitations-repo.js';
 import { organizationsRepository } from './organizations-repo.js';
 import { projectsRepository } from './projects-repo.js';
+import { tasksRepository } from './tasks-repo.js';
 import { usersRepository } from './users-repo.js';
 import { webhooksRepository } from './webhooks-repo.js';
+import { workflowsRepository } from './workflows-repo.js';
 
 export function createRepositories(ctx: RepoContext) {
   return {
@@ -15,6 +17,8 @@ export function createRepositories(ctx: RepoContext) {
     apiKeys: apiKeysRepository(ctx),
     projects: projectsRepository(ctx),
     webhooks: webhooksRepository(ctx),
+    workflows: workflowsRepository(ctx),
+    tasks: tasksRepository(ctx),
     invitations: invitationsRepository(ctx),
     idempotency: idempotencyRepository(ctx),
     events: eventsRepository(ctx),

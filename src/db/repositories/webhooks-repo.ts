@@ -1,7 +1,7 @@
 import type { WebhookRow } from '../schema.js';
 import { toPage, type Page, type RepoContext } from './executor.js';
 
-export function webhooksRepository({ db }: RepoContext) {
+export function webhooksRepository({ db, dialect }: RepoContext) {
   return {
     async insert(row: Omit<WebhookRow, 'seq'>): Promise<WebhookRow> {
       return db.insertInto('webhooks').values(row).returningAll().executeTakeFirstOrThrow();
@@ -23,9 +23,15 @@ export function webhooksRepository({ db }: RepoContext) {
       return toPage(rows, limit);
     },
 
-    /** Every subscription of the organisation; the outbox filters by event name. */
+    /**
+     * Every subscription of the organisation; the outbox filters by event name. On PostgreSQL the rows
+     * are share-locked, so a concurrent delete waits for the event's commit and then cancels the
+     * deliveries it made (no pending delivery outlives its subscription); SQLite serialises writers.
+     */
     async listAll(orgId: string): Promise<Pick<WebhookRow, 'id' | 'events'>[]> {
-      return db.selectFrom('webhooks').select(['id', 'events']).where('org_id', '=', orgId).orderBy('seq').execute();
+      let query = db.selectFrom('webhooks').select(['id', 'events']).where('org_id', '=', orgId).orderBy('seq');
+      if (dialect === 'postgres') query = query.forShare();
+      return query.execute();
     },
 
     async delete(orgId: string, webhookId: string): Promise<boolean> {

@@ -3,6 +3,7 @@ import type { AppDeps } from '../app.js';
 import { invitationRoutes } from './invitations.js';
 import { projectRoutes } from './projects.js';
 import { userRoutes } from './users.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** Every route plugin of the API, registered in this order by buildApp. */
-export const routes: FastifyPluginAsyncTypebox<AppDeps>[] = [projectRoutes, userRoutes, invitationRoutes];
+export const routes: FastifyPluginAsyncTypebox<AppDeps>[] = [projectRoutes, webhookRoutes, userRoutes, invitationRoutes];

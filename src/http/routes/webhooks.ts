@@ -1,0 +1,39 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../app.js';
+import { principalOf } from '../hooks/auth.js';
+import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
+import { CreatedWebhook, CreateWebhookBody, ListWebhooksQuery, WebhookList } from '../schemas/webhooks.js';
+
+const tags = ['Webhooks'];
+
+export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+  const webhooks = services.webhooks;
+
+  app.get('/v1/webhooks', {
+    config: { auth: { resource: 'webhooks', action: 'read' } },
+    schema: { tags, summary: 'List webhook subscriptions, newest first', querystring: ListWebhooksQuery, response: { 200: WebhookList, ...authErrorResponses } },
+    handler: async (request) => {
+      const { limit = 20, cursor } = request.query;
+      const page = await webhooks.list(principalOf(request).orgId, { limit, cursor });
+      return { data: page.items, next_cursor: page.nextCursor };
+    },
+  });
+
+  app.post('/v1/webhooks', {
+    config: { auth: { resource: 'webhooks', action: 'create' } },
+    schema: { tags, summary: 'Create a webhook subscription', body: CreateWebhookBody, response: { 201: CreatedWebhook, ...authErrorResponses, 409: ErrorResponse, 422: ErrorResponse } },
+    handler: async (request, reply) => {
+      const webhook = await webhooks.create(principalOf(request).orgId, request.body);
+      return reply.code(201).send(webhook);
+    },
+  });
+
+  app.delete('/v1/webhooks/:id', {
+    config: { auth: { resource: 'webhooks', action: 'delete' } },
+    schema: { tags, summary: 'Delete a webhook subscription and cancel its pending deliveries', params: IdParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...authErrorResponses, 404: ErrorResponse } },
+    handler: async (request, reply) => {
+      await webhooks.remove(principalOf(request).orgId, request.params.id);
+      return reply.code(204).send();
+    },
+  });
+};

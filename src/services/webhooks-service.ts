@@ -1,0 +1,109 @@
+import { errors, fieldError } from '../errors.js';
+import { newId, randomToken } from '../lib/ids.js';
+import { toIso, type Clock } from '../lib/time.js';
+import type { WebhookRow } from '../db/schema.js';
+import type { Store } from '../db/store.js';
+import { assertPublicWebhookUrl, SsrfBlockedError } from '../delivery/ssrf.js';
+import type { EventType } from './events.js';
+import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: EventType[];
+  active: true;
+  status: 'active';
+  created_at: string;
+}
+
+/** Only the creation response carries the secret. */
+export type CreatedWebhook = Webhook & { secret: string };
+
+export interface CreateWebhookInput {
+  url: string;
+  events: EventType[];
+  secret?: string | undefined;
+}
+
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    url: row.url,
+    events: JSON.parse(row.events) as EventType[],
+    active: true,
+    status: 'active',
+    created_at: toIso(row.created_at),
+  };
+}
+
+// Whitespace and control characters are refused rather than silently stripped by the URL parser.
+const UNSAFE_URL_CHARS = /[\u0000-\u0020\u007f-\u009f]/;
+
+/** The URL rules of CONTRACT section 6 that the body schema cannot express. */
+function checkUrl(raw: string, allowPrivate: boolean): void {
+  if (UNSAFE_URL_CHARS.test(raw)) throw fieldError('url', 'must not contain spaces or control characters');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw fieldError('url', 'must be an absolute https:// URL');
+  }
+  if (url.protocol !== 'https:' || !/^https:\/\//i.test(raw)) throw fieldError('url', 'must be an absolute https:// URL');
+  // The authority as written, so an empty user-info (`https://@host`) is refused too.
+  const authority = raw.slice('https://'.length).split(/[/\\?#]/)[0]!;
+  if (url.username !== '' || url.password !== '' || authority.includes('@')) {
+    throw fieldError('url', 'must not contain user-info (user:password@)');
+  }
+  try {
+    assertPublicWebhookUrl(url, allowPrivate);
+  } catch (error) {
+    if (error instanceof SsrfBlockedError) {
+      throw fieldError('url', `must point to a public address; ${error.target} is ${error.reason}`);
+    }
+    throw error;
+  }
+}
+
+export interface WebhooksServiceDeps {
+  store: Store;
+  clock: Clock;
+  allowPrivateNetworks: boolean;
+}
+
+export function createWebhooksService({ store, clock, allowPrivateNetworks }: WebhooksServiceDeps) {
+  return {
+    async list(orgId: string, page: PageRequest): Promise<PageResult<Webhook>> {
+      const before = decodeCursor(page.cursor);
+      const rows = await store.repos.webhooks.list(orgId, page.limit, before);
+      return pageResult(rows, toWebhook);
+    },
+
+    async create(orgId: string, input: CreateWebhookInput): Promise<CreatedWebhook> {
+      checkUrl(input.url, allowPrivateNetworks);
+      const secret = input.secret ?? `whsec_${randomToken(32)}`;
+      const row = await store.repos.webhooks.insert({
+        id: newId('wh'),
+        org_id: orgId,
+        url: input.url,
+        // Duplicates are dropped, keeping the order in which names were first given.
+        events: JSON.stringify([...new Set(input.events)]),
+        secret,
+        created_at: clock.now(),
+      });
+      const { active, status, created_at, ...rest } = toWebhook(row);
+      return { ...rest, secret, active, status, created_at };
+    },
+
+    /** Removes the subscription and cancels its pending deliveries together: no attempt starts after. */
+    async remove(orgId: string, webhookId: string): Promise<void> {
+      const now = clock.now();
+      await store.transaction(async (repos) => {
+        const deleted = await repos.webhooks.delete(orgId, webhookId);
+        if (!deleted) throw errors.notFound('webhook');
+        await repos.events.cancelPendingForWebhook(orgId, webhookId, now);
+      });
+    },
+  };
+}
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>;
