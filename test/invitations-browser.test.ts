@@ -1,0 +1,95 @@
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { latestInvitationToken } from './helpers/mail-outbox.js';
+import { createTestEnv, type TestEnv, type TestOrg } from './helpers/test-env.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+// The page is the same whatever the database, so one dialect is enough here.
+describe('invitation page in a browser (sqlite)', () => {
+  let env: TestEnv;
+  let org: TestOrg;
+  let browser: Browser;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    env = await createTestEnv('sqlite');
+    org = await env.createOrg('Browser & Co');
+    baseUrl = await env.app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await env?.close();
+  });
+
+  async function invite(email: string): Promise<{ id: string; token: string }> {
+    const res = await env.request('POST', '/v1/users', { key: org.ownerKey, body: { email, role: 'member' } });
+    expect(res.status).toBe(201);
+    return { id: res.body.id, token: latestInvitationToken(env.dataDir, env.config.publicBaseUrl, email) };
+  }
+
+  it('shows the server error in the page and keeps the user invited', async () => {
+    const { id, token } = await invite('too-short@example.com');
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${baseUrl}/invitations/${token}`);
+      await page.fill('#name', 'Shorty');
+      await page.fill('#password', 'short');
+      await page.click('#submit');
+      await expect.poll(() => page.textContent('#status')).toContain('password must be at least 8 characters');
+      expect(await page.getAttribute('#status', 'class')).toBe('error');
+    } finally {
+      await page.close();
+    }
+    const user = await env.request('GET', `/v1/users/${id}`, { key: org.ownerKey });
+    expect(user.body).toMatchObject({ status: 'invited', name: null });
+  });
+
+  it('activates the user from the form', async () => {
+    const { id, token } = await invite('grace@example.com');
+    const page = await browser.newPage();
+    const consoleErrors: string[] = [];
+    page.on('console', (msg) => msg.type() === 'error' && consoleErrors.push(msg.text()));
+    try {
+      const response = await page.goto(`${baseUrl}/invitations/${token}`);
+      expect(response?.status()).toBe(200);
+      expect(await page.title()).toBe('Join Browser & Co');
+      expect(await page.inputValue('#email')).toBe('grace@example.com');
+      await page.fill('#name', 'Grace Hopper');
+      await page.fill('#password', 'compilers rule 1952');
+      await page.screenshot({ path: '/tmp/invitation-page-filled.png', fullPage: true });
+      await page.click('#submit');
+      await expect.poll(() => page.textContent('#status')).toContain('Welcome, Grace Hopper! Your account is active.');
+      expect(await page.getAttribute('#status', 'class')).toBe('ok');
+      expect(await page.isHidden('#accept')).toBe(true);
+      // The CSP lets the inline style and script run: nothing was blocked.
+      expect(consoleErrors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+
+    const user = await env.request('GET', `/v1/users/${id}`, { key: org.ownerKey });
+    expect(user.status).toBe(200);
+    expect(user.body).toMatchObject({ id, status: 'active', name: 'Grace Hopper' });
+
+    const used = await browser.newPage();
+    try {
+      const again = await used.goto(`${baseUrl}/invitations/${token}`);
+      expect(again?.status()).toBe(404);
+      expect(await used.textContent('h1')).toBe('Invitation not found');
+    } finally {
+      await used.close();
+    }
+  });
+});
