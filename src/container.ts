@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './lib/time.js';
 import { createMailer } from './mail/mailer.js';
 import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import { createSharedState } from './redis/shared-state.js';
+import { createPgWakeRelay } from './db/pg-notify.js';
 import { metricsRepository } from './db/repositories/metrics-repo.js';
 import { createMetrics, type Metrics } from './lib/metrics.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
@@ -71,7 +72,10 @@ export async function createContainer(config: Config, options: ContainerOptions 
   });
   if (options.migrate) await migrateToLatest(database);
   const store = createStore(database);
-  const waker = createSignal();
+  // On PostgreSQL a wake also reaches workers in other processes (NOTIFY), so new events start at once.
+  const pgWaker =
+    database.pgPool && config.databaseUrl ? createPgWakeRelay({ pool: database.pgPool, connectionString: config.databaseUrl, logger }) : null;
+  const waker: Signal = pgWaker ?? createSignal();
   // REDIS_URL: shared rate limits and invalidated principal caching; without it, per-process limits, no cache.
   const shared = config.redisUrl ? createSharedState({ ...config, redisUrl: config.redisUrl }, logger, clock) : null;
   const authEvents: AuthEvents = shared?.authEvents ?? noopAuthEvents;
@@ -118,6 +122,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     async close() {
       mailer.close();
       await (shared ? shared.close() : rateLimiter.close());
+      await pgWaker?.close();
       await database.close();
     },
   };

@@ -101,8 +101,14 @@ function openPostgres(url: string, poolSize: number): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    connectionTimeoutMillis: 5000,
+    // While PostgreSQL is unreachable (or the pool stays exhausted) a request gets 503 within this, not a hang.
+    connectionTimeoutMillis: 2000,
     idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    // Server-side guards: no statement runs away, no forgotten transaction holds row locks (leases) forever.
+    statement_timeout: 30_000,
+    idle_in_transaction_session_timeout: 60_000,
     // BIGINT columns hold epoch milliseconds and sequence numbers, all far below 2^53.
     types: {
       getTypeParser: ((oid: number, format?: string) =>
@@ -111,6 +117,10 @@ function openPostgres(url: string, poolSize: number): Database {
   });
   // An idle client that loses its connection emits here; without a listener it would crash the process.
   pool.on('error', () => {});
+  // A client checked out (inside a transaction, between statements) has no pool listener; if the server
+  // goes away then, pg emits 'error' on it, which unhandled would kill the process. Its next query fails
+  // instead (answered 503), and the pool discards it on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

@@ -5,6 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import FindMyWay from 'find-my-way';
 import type { Config } from '../config.js';
 import { DomainError, errors } from '../errors.js';
+import { databaseUnavailableError, isDatabaseUnavailable } from '../db/availability.js';
 import { newId } from '../lib/ids.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
@@ -63,6 +64,8 @@ function toDomainError(error: FastifyError & { validationContext?: string }): Do
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return new DomainError(error.statusCode, 'bad_request', error.message);
   }
+  // PostgreSQL down or restarting, the pool exhausted past its wait: 503 at once, never a hang or a 500.
+  if (isDatabaseUnavailable(error)) return databaseUnavailableError();
   return errors.internal();
 }
 
