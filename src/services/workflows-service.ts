@@ -91,7 +91,7 @@ export function createWorkflowsService({ store, clock, waker }: WorkflowsService
     },
 
     /** A run ended with an error: event workflow.failed carrying the error. */
-    failRun(orgId: string, workflowId: string, error: string): Promise<Workflow> {
+    async failRun(orgId: string, workflowId: string, error: string): Promise<Workflow> {
       if (error.length === 0) throw fieldError('error', 'must not be empty');
       return finishRun(orgId, workflowId, { status: 'failed', error });
     },
