@@ -15,6 +15,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { SqlDialect } from './dialect.js';
+import type { DirectSqlite } from './repositories/executor.js';
 import { migrationProvider } from './migrations/index.js';
 import type { DB } from './schema.js';
 
@@ -32,6 +33,8 @@ export interface Database {
   readonly dialect: SqlDialect;
   /** The raw pg pool (PostgreSQL only): LISTEN/NOTIFY and health checks use it. */
   readonly pgPool: pg.Pool | null;
+  /** SQLite only: the connection's statement cache, for the repositories' prepared hot paths. */
+  readonly direct: DirectSqlite | null;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -83,11 +86,18 @@ function openSqlite(file: string): Database {
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: cachingSqlite(raw) }) });
+  const cached = cachingSqlite(raw);
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: cached }) });
   return {
     db,
     dialect: 'sqlite',
     pgPool: null,
+    direct: {
+      prepare: (sql) => cached.prepare(sql),
+      get inTransaction() {
+        return raw.inTransaction;
+      },
+    },
     async ping() {
       raw.prepare('select 1').get();
     },
@@ -126,6 +136,7 @@ function openPostgres(url: string, poolSize: number): Database {
     db,
     dialect: 'postgres',
     pgPool: pool,
+    direct: null,
     async ping() {
       await pool.query('select 1');
     },

@@ -13,10 +13,10 @@ export interface Store {
 }
 
 export function createStore(database: Database): Store {
-  const { db, dialect } = database;
+  const { db, dialect, direct } = database;
   return {
     dialect,
-    repos: createRepositories({ db, dialect }),
+    repos: createRepositories({ db, dialect, direct }),
     transaction: (work) => db.transaction().execute((trx) => work(createRepositories({ db: trx, dialect }))),
   };
 }

@@ -3,6 +3,7 @@ import { newId } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
 import type { ProjectRow, ProjectStatus } from '../db/schema.js';
 import type { Store } from '../db/store.js';
+import type { ProjectListRow } from '../db/repositories/projects-repo.js';
 import { recordEvent, type DeliveryWaker } from './events.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 
@@ -40,7 +41,7 @@ export function toProject(row: ProjectRow): Project {
   };
 }
 
-function toListItem(row: ProjectRow): ProjectListItem {
+function toListItem(row: ProjectListRow): ProjectListItem {
   return { id: row.id, name: row.name, status: row.status, created_at: toIso(row.created_at) };
 }
 

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, SqliteStatement } from 'kysely';
 import type { SqlDialect } from '../dialect.js';
 import type { DB } from '../schema.js';
 
@@ -8,6 +8,14 @@ export type Executor = Kysely<DB>;
 export interface RepoContext {
   readonly db: Executor;
   readonly dialect: SqlDialect;
+  /** SQLite's connection itself, for prepared hot-path reads outside transactions (see prepared.ts). */
+  readonly direct?: DirectSqlite | null;
+}
+
+export interface DirectSqlite {
+  prepare(sql: string): SqliteStatement;
+  /** True while a transaction is open on the connection. */
+  readonly inTransaction: boolean;
 }
 
 export interface Page<T> {
