@@ -1,6 +1,7 @@
 import net from 'node:net';
+import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex, verifyPassword } from '../src/lib/crypto.js';
 import { invitationTokens, latestInvitationToken, outboxMessages } from './helpers/mail-outbox.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
@@ -38,6 +39,13 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** A logger at info level whose output the test reads back, one parsed JSON object per line. */
+function captureLogger() {
+  const lines: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+  return { logger, lines, entries: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
+}
+
 describe.each(testDialects())('invitations (%s)', (dialect) => {
   let env: TestEnv;
   let org: TestOrg;
@@ -50,7 +58,6 @@ describe.each(testDialects())('invitations (%s)', (dialect) => {
     org = await env.createOrg('Acme');
   });
   afterAll(async () => env?.close());
-  afterEach(() => vi.restoreAllMocks());
 
   /** Invites a fresh address; returns the user and the token of the e-mail it was sent. */
   async function inviteNew(role = 'member', target: TestEnv = env, key = org.ownerKey): Promise<{ user: any; email: string; token: string }> {
@@ -273,27 +280,45 @@ describe.each(testDialects())('invitations (%s)', (dialect) => {
     });
 
     it('keeps the invitation and answers 201 when the mail server is down, logging the user id but no token', async () => {
-      const downEnv = await createTestEnv(dialect, { env: { SMTP_URL: `smtp://127.0.0.1:${await closedPort()}` } });
+      const log = captureLogger();
+      const downEnv = await createTestEnv(dialect, { logger: log.logger, env: { SMTP_URL: `smtp://127.0.0.1:${await closedPort()}` } });
       try {
-        const logged = vi.spyOn(downEnv.container.logger, 'error');
         const downOrg = await downEnv.createOrg('Offline');
         const res = await downEnv.request('POST', '/v1/users', { key: downOrg.ownerKey, body: { email: 'unlucky@example.com', role: 'viewer' } });
         expect(res.status).toBe(201);
         expect(res.body.status).toBe('invited');
         const read = await downEnv.request('GET', `/v1/users/${res.body.id}`, { key: downOrg.ownerKey });
         expect(read.body).toEqual(res.body);
-
-        expect(logged).toHaveBeenCalledTimes(1);
-        const [fields, message] = logged.mock.calls[0]! as unknown as [Record<string, unknown>, string];
-        expect(fields).toMatchObject({ userId: res.body.id, orgId: downOrg.id });
-        expect(message).toMatch(/invitation e-mail could not be sent/);
         const rows = await downEnv.container.database.db.selectFrom('invitations').selectAll().where('user_id', '=', res.body.id).execute();
         expect(rows).toHaveLength(1);
-        // The hash is stored; nothing in the log may let anyone rebuild the link.
-        expect(JSON.stringify(logged.mock.calls)).not.toMatch(/invitations\/|[A-Za-z0-9_-]{43}/);
+
+        const errors = log.entries().filter((entry) => entry.level === 50);
+        expect(errors).toHaveLength(1);
+        expect(errors[0]).toMatchObject({ userId: res.body.id, orgId: downOrg.id, msg: expect.stringMatching(/invitation e-mail could not be sent/) });
+        // Only the hash is stored; nothing in the log may let anyone rebuild the link.
+        expect(log.lines.join('')).not.toMatch(/invitations\/[A-Za-z0-9_-]/);
       } finally {
         await downEnv.close();
       }
     });
+  });
+
+  it('keeps invitation links out of the request log', async () => {
+    const log = captureLogger();
+    const logged = await createTestEnv(dialect, { logger: log.logger });
+    try {
+      const loggedOrg = await logged.createOrg('Logged');
+      const invited = await logged.request('POST', '/v1/users', { key: loggedOrg.ownerKey, body: { email: 'quiet@example.com', role: 'member' } });
+      expect(invited.status).toBe(201);
+      const token = latestInvitationToken(logged.dataDir, logged.config.publicBaseUrl, 'quiet@example.com');
+      expect((await logged.request('GET', `/invitations/${token}`)).status).toBe(200);
+      expect((await logged.request('POST', `/invitations/${token}/accept`, { body: { name: 'Q' } })).status).toBe(400);
+      expect((await logged.request('POST', `/invitations/${token}/accept`, { body: { name: 'Q', password: 'quiet please' } })).status).toBe(200);
+      // Other requests are logged as usual, so the absence below is not an empty log.
+      expect(log.entries().some((entry) => entry.url === '/v1/users' && entry.statusCode === 201)).toBe(true);
+      expect(log.lines.join('')).not.toContain(token);
+    } finally {
+      await logged.close();
+    }
   });
 });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -80,6 +81,8 @@ export interface TestOrg {
 export interface TestEnvOptions {
   env?: Record<string, string>;
   clock?: Clock;
+  /** Defaults to a silent logger; pass one to assert on what is logged. */
+  logger?: FastifyBaseLogger;
 }
 
 export async function createTestEnv(dialect: TestDialect, options: TestEnvOptions = {}): Promise<TestEnv> {
@@ -92,7 +95,7 @@ export async function createTestEnv(dialect: TestDialect, options: TestEnvOption
     ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
     ...options.env,
   });
-  const container = await createContainer(config, { migrate: true, clock: options.clock, logger: pino({ level: 'silent' }) });
+  const container = await createContainer(config, { migrate: true, clock: options.clock, logger: options.logger ?? pino({ level: 'silent' }) });
   const app = await buildApp(container);
   await app.ready();
 

@@ -92,6 +92,7 @@ const SCRIPT = `
         return res.json().catch(function () { return null; }).then(function (body) {
           if (res.ok) {
             form.hidden = true;
+            document.getElementById('intro').hidden = true;
             show('ok', 'Welcome, ' + body.name + '! Your account is active. You can close this page.');
           } else {
             show('error', errorText(res, body));
@@ -115,7 +116,7 @@ export interface OpenInvitation {
 
 export function invitationPage({ email, role, organizationName }: OpenInvitation, nonce: string): string {
   const body = `<h1>Join ${escapeHtml(organizationName)}</h1>
-<p>You have been invited as <strong>${escapeHtml(role)}</strong>. Choose your name and a password to activate your account.</p>
+<p id="intro">You have been invited as <strong>${escapeHtml(role)}</strong>. Choose your name and a password to activate your account.</p>
 <form id="accept" novalidate>
   <label for="email">E-mail</label>
   <input id="email" type="email" value="${escapeHtml(email)}" autocomplete="username" readonly>

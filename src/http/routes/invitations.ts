@@ -8,11 +8,16 @@ import { User } from '../schemas/users.js';
 
 const tags = ['Invitations'];
 
-/** Unauthenticated: the token in the link is the credential. */
+/**
+ * Unauthenticated: the token in the link is the credential. It is part of the URL, so these routes log at
+ * warn and above only: the per-request info line (which carries the URL) would otherwise write live links.
+ */
 export const invitationRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
   const invitations = services.invitations;
+  const logLevel = 'warn';
 
   app.get('/invitations/:token', {
+    logLevel,
     schema: {
       tags,
       summary: 'The page an invitation e-mail links to: a form that accepts the invitation',
@@ -34,6 +39,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, 
   });
 
   app.post('/invitations/:token/accept', {
+    logLevel,
     schema: {
       tags,
       summary: 'Accept an invitation: the user becomes active with this name and password',
