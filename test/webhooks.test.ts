@@ -49,6 +49,7 @@ describe.each(testDialects())('webhooks (%s)', (dialect) => {
       ['url with an empty user-info', { ...valid, url: 'https://@hooks.example.com/in' }, [{ field: 'url', message: USERINFO_MESSAGE }]],
       ['url with surrounding spaces', { ...valid, url: ' https://hooks.example.com/in' }, [{ field: 'url', message: 'must not contain spaces or control characters' }]],
       ['url with a tab inside', { ...valid, url: 'https://hooks.exa\tmple.com/in' }, [{ field: 'url', message: 'must not contain spaces or control characters' }]],
+      ['url with a DEL character', { ...valid, url: 'https://hooks.example.com/in\u007f' }, [{ field: 'url', message: 'must not contain spaces or control characters' }]],
       ['url of 2,049 characters', { ...valid, url: urlOfLength(2049) }, [{ field: 'url', message: 'must be at most 2048 characters' }]],
       ['empty events', { ...valid, events: [] }, [{ field: 'events', message: 'must have at least 1 item(s)' }]],
       ['events not an array', { ...valid, events: 'project.created' }, [{ field: 'events', message: 'must be of type array' }]],
