@@ -23,6 +23,7 @@ import { createProjectsService } from './services/projects-service.js';
 import { createTasksService } from './services/tasks-service.js';
 import { createUsersService } from './services/users-service.js';
 import { createWebhooksService } from './services/webhooks-service.js';
+import { createDeliveriesService } from './services/deliveries-service.js';
 import { createWorkflowsService } from './services/workflows-service.js';
 
 /**
@@ -91,6 +92,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     invitations: createInvitationsService({ store, clock, authEvents }),
     webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    deliveries: createDeliveriesService({ store, clock, waker }),
     workflows: createWorkflowsService({ store, clock, waker }),
     tasks: createTasksService({ store, clock, waker }),
   };

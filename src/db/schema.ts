@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
  * Table types shared by both dialects. Times are epoch milliseconds (BIGINT), JSON is stored as text,
@@ -146,6 +146,8 @@ export interface DeliveriesTable {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+  /** Set while a manual replay waits for the worker: that attempt runs outside the automatic schedule. */
+  replay_requested_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface DeliveryAttemptsTable {

@@ -1,13 +1,44 @@
 import type { Container } from '../container.js';
+import { createDeliveryAgent, type DeliveryAgentOptions } from './agent.js';
+import { createDeliveryWorker, type DeliveryWorkerTuning } from './worker.js';
 
 export interface RunningWorker {
   stop(): Promise<void>;
+  /** Claims due work at once (tests, and callers that know work was just created elsewhere). */
+  kick(): void;
+}
+
+export interface StartDeliveryWorkerOptions extends DeliveryWorkerTuning {
+  /** Trusted CA(s) for the receivers, replacing Node's (tests with a self-signed receiver). */
+  ca?: DeliveryAgentOptions['ca'];
 }
 
 /**
  * Starts the webhook delivery worker for this process (`serve` runs it beside the API, `worker` alone).
- * Placeholder until the delivery engine lands: it starts nothing.
+ * On an embedded (SQLite) database only one worker process runs, so leases left by a killed process
+ * return to the queue at once; on PostgreSQL other workers may be alive, so they return when they expire.
  */
-export async function startDeliveryWorker(_container: Container): Promise<RunningWorker> {
-  return { async stop() {} };
+export async function startDeliveryWorker(container: Container, options: StartDeliveryWorkerOptions = {}): Promise<RunningWorker> {
+  const { config, store, logger } = container;
+  if (store.dialect === 'sqlite') {
+    const released = await store.repos.deliveries.releaseAllQueueLeasesAcrossOrgs();
+    if (released > 0) logger.warn({ released }, 'delivery worker: returned deliveries claimed by a previous process to the queue');
+  }
+  const dispatcher = createDeliveryAgent({
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    connectTimeoutMs: config.webhookTimeoutMs,
+    ...(options.ca !== undefined ? { ca: options.ca } : {}),
+  });
+  const worker = createDeliveryWorker(
+    { config, store, clock: container.clock, logger, waker: container.waker, dispatcher },
+    options,
+  );
+  logger.info({ concurrency: config.webhookConcurrency, per_subscription: config.webhookPerSubscriptionConcurrency }, 'delivery worker started');
+  return {
+    kick: () => worker.kick(),
+    async stop() {
+      await worker.stop();
+      await dispatcher.close();
+    },
+  };
 }

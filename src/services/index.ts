@@ -1,5 +1,6 @@
 import type { AdminService } from './admin-service.js';
 import type { AuthService } from './auth-service.js';
+import type { DeliveriesService } from './deliveries-service.js';
 import type { IdempotencyService } from './idempotency-service.js';
 import type { InvitationsService } from './invitations-service.js';
 import type { ProjectsService } from './projects-service.js';
@@ -17,6 +18,7 @@ export interface Services {
   projects: ProjectsService;
   users: UsersService;
   webhooks: WebhooksService;
+  deliveries: DeliveriesService;
   workflows: WorkflowsService;
   tasks: TasksService;
 }

@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { SqlDialect } from '../dialect.js';
 import { initialMigration } from './001-initial.js';
+import { deliveryEngineMigration } from './002-delivery-engine.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -11,6 +12,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
     async getMigrations(): Promise<Record<string, Migration>> {
       return {
         '001_initial': initialMigration(dialect),
+        '002_delivery_engine': deliveryEngineMigration(),
       };
     },
   };

@@ -7,7 +7,7 @@ export function eventsRepository({ db }: RepoContext) {
       await db.insertInto('events').values(row).execute();
     },
 
-    async insertDeliveries(rows: Omit<DeliveryRow, 'seq'>[]): Promise<void> {
+    async insertDeliveries(rows: Omit<DeliveryRow, 'seq' | 'replay_requested_at'>[]): Promise<void> {
       if (rows.length === 0) return;
       await db.insertInto('deliveries').values(rows).execute();
     },

@@ -1,4 +1,5 @@
 import { apiKeysRepository } from './api-keys-repo.js';
+import { deliveriesRepository } from './deliveries-repo.js';
 import { eventsRepository } from './events-repo.js';
 import type { RepoContext } from './executor.js';
 import { idempotencyRepository } from './idempotency-repo.js';
@@ -22,6 +23,7 @@ export function createRepositories(ctx: RepoContext) {
     invitations: invitationsRepository(ctx),
     idempotency: idempotencyRepository(ctx),
     events: eventsRepository(ctx),
+    deliveries: deliveriesRepository(ctx),
   };
 }
 

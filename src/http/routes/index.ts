@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app.js';
+import { deliveryRoutes } from './deliveries.js';
 import { invitationRoutes } from './invitations.js';
 import { projectRoutes } from './projects.js';
 import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
 
 /** Every route plugin of the API, registered in this order by buildApp. */
-export const routes: FastifyPluginAsyncTypebox<AppDeps>[] = [projectRoutes, webhookRoutes, userRoutes, invitationRoutes];
+export const routes: FastifyPluginAsyncTypebox<AppDeps>[] = [projectRoutes, webhookRoutes, deliveryRoutes, userRoutes, invitationRoutes];

@@ -1,0 +1,288 @@
+import { sql } from 'kysely';
+import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
+import { toPage, type Page, type RepoContext } from './executor.js';
+
+/** A delivery leased by the worker, with what it needs to send: the event's stored body. */
+export interface ClaimedDelivery {
+  id: string;
+  org_id: string;
+  event_id: string;
+  webhook_id: string;
+  event_type: string;
+  attempt_count: number;
+  failure_count: number;
+  replay_requested_at: number | null;
+  body: string;
+}
+
+/** The subscription as loaded just before a send: it must still exist, and its secret is read then. */
+export interface SendTarget {
+  url: string;
+  secret: string;
+}
+
+export interface AttemptCompletion {
+  attempt: Omit<DeliveryAttemptRow, 'seq'>;
+  /** The delivery row's new state; applied only while the lease is still ours and it is still pending. */
+  delivery: Pick<DeliveryRow, 'status' | 'attempt_count' | 'failure_count' | 'next_attempt_at' | 'last_status_code' | 'last_error' | 'updated_at'>;
+}
+
+export interface PruneCutoffs {
+  deliveredBefore: number;
+  failedBefore: number;
+  batchSize: number;
+}
+
+/**
+ * Deliveries and their attempt history. The organisation-scoped methods serve the API and the CLI; the
+ * methods named `...Queue...` / `...AcrossOrgs` are the worker's cross-organisation queue operations,
+ * addressed by delivery id only (the worker serves every organisation).
+ */
+export function deliveriesRepository({ db, dialect }: RepoContext) {
+  return {
+    // ---- organisation-scoped ----
+
+    async findById(orgId: string, deliveryId: string): Promise<DeliveryRow | undefined> {
+      return db.selectFrom('deliveries').selectAll().where('org_id', '=', orgId).where('id', '=', deliveryId).executeTakeFirst();
+    },
+
+    async listForWebhook(
+      orgId: string,
+      webhookId: string,
+      limit: number,
+      beforeSeq: number | null,
+      status: DeliveryStatus | null,
+    ): Promise<Page<DeliveryRow>> {
+      let query = db.selectFrom('deliveries').selectAll().where('org_id', '=', orgId).where('webhook_id', '=', webhookId);
+      if (status !== null) query = query.where('status', '=', status);
+      if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
+      const rows = await query.orderBy('seq', 'desc').limit(limit + 1).execute();
+      return toPage(rows, limit);
+    },
+
+    async listAttempts(orgId: string, deliveryId: string): Promise<DeliveryAttemptRow[]> {
+      return db
+        .selectFrom('delivery_attempts')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('delivery_id', '=', deliveryId)
+        .orderBy('seq')
+        .execute();
+    },
+
+    /** Re-queues one finished (delivered or failed) delivery for a replay attempt; false if it is not finished. */
+    async requestReplay(orgId: string, deliveryId: string, at: number): Promise<boolean> {
+      const result = await db
+        .updateTable('deliveries')
+        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at })
+        .where('org_id', '=', orgId)
+        .where('id', '=', deliveryId)
+        .where('status', 'in', ['delivered', 'failed'])
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    /** Re-queues every failed delivery of a subscription created at or after `since`; returns how many. */
+    async requestReplayOfFailed(orgId: string, webhookId: string, since: number, at: number): Promise<number> {
+      const result = await db
+        .updateTable('deliveries')
+        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at })
+        .where('org_id', '=', orgId)
+        .where('webhook_id', '=', webhookId)
+        .where('status', '=', 'failed')
+        .where('created_at', '>=', since)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    /** The organisation of a delivery id, for CLI commands given only the id. */
+    async lookupOrgForCli(deliveryId: string): Promise<string | undefined> {
+      const row = await db.selectFrom('deliveries').select('org_id').where('id', '=', deliveryId).executeTakeFirst();
+      return row?.org_id;
+    },
+
+    // ---- the worker's cross-organisation queue operations ----
+
+    /**
+     * Leases up to `limit` due, unleased pending deliveries for `owner`, at most `perWebhook[id]` (or
+     * `defaultPerWebhook`) per subscription and none of `excludeWebhooks`. The conditional UPDATE is the
+     * claim: of two workers racing for a row, only one sees it unleased. PostgreSQL also skips rows another
+     * worker is claiming at that instant instead of waiting on their locks.
+     */
+    async claimDueQueueItems(input: {
+      owner: string;
+      now: number;
+      leaseMs: number;
+      limit: number;
+      excludeWebhooks: string[];
+      perWebhookRoom: (webhookId: string) => number;
+    }): Promise<ClaimedDelivery[]> {
+      const { owner, now, leaseMs, limit, excludeWebhooks } = input;
+      if (limit <= 0) return [];
+      let scan = db
+        .selectFrom('deliveries')
+        .select(['seq', 'webhook_id'])
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]));
+      if (excludeWebhooks.length > 0) scan = scan.where('webhook_id', 'not in', excludeWebhooks);
+      // A window wider than the batch lets one busy subscription's backlog not fill the whole claim.
+      const window = Math.min(limit * 4, 1000);
+      const ordered = scan.orderBy('next_attempt_at').orderBy('seq').limit(window);
+      const candidates = dialect === 'postgres' ? await ordered.forUpdate().skipLocked().execute() : await ordered.execute();
+      const taken = new Map<string, number>();
+      const seqs: number[] = [];
+      for (const c of candidates) {
+        const used = taken.get(c.webhook_id) ?? 0;
+        if (used >= input.perWebhookRoom(c.webhook_id)) continue;
+        taken.set(c.webhook_id, used + 1);
+        seqs.push(c.seq);
+        if (seqs.length >= limit) break;
+      }
+      if (seqs.length === 0) return [];
+      const leased = await db
+        .updateTable('deliveries')
+        .set({ lease_owner: owner, lease_expires_at: now + leaseMs })
+        .where('seq', 'in', seqs)
+        .where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+        .returning('seq')
+        .execute();
+      if (leased.length === 0) return [];
+      return db
+        .selectFrom('deliveries as d')
+        .innerJoin('events as e', 'e.id', 'd.event_id')
+        .select([
+          'd.id',
+          'd.org_id',
+          'd.event_id',
+          'd.webhook_id',
+          'd.event_type',
+          'd.attempt_count',
+          'd.failure_count',
+          'd.replay_requested_at',
+          'e.body',
+        ])
+        .where('d.seq', 'in', leased.map((r) => r.seq))
+        .where('d.lease_owner', '=', owner)
+        .orderBy('d.next_attempt_at')
+        .orderBy('d.seq')
+        .execute();
+    },
+
+    /**
+     * Just before sending: the subscription must still exist (its secret is read now) and the delivery must
+     * still be pending under our lease; a deletion since the claim cancelled it. Undefined means do not send.
+     */
+    async loadQueueSendTarget(deliveryId: string, owner: string): Promise<SendTarget | undefined> {
+      return db
+        .selectFrom('deliveries as d')
+        .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'd.webhook_id').onRef('w.org_id', '=', 'd.org_id'))
+        .select(['w.url', 'w.secret'])
+        .where('d.id', '=', deliveryId)
+        .where('d.status', '=', 'pending')
+        .where('d.lease_owner', '=', owner)
+        .executeTakeFirst();
+    },
+
+    /** Gives a claimed delivery back without an attempt (the worker is stopping, or the send was skipped). */
+    async releaseQueueLease(deliveryId: string, owner: string): Promise<void> {
+      await db
+        .updateTable('deliveries')
+        .set({ lease_owner: null, lease_expires_at: null })
+        .where('id', '=', deliveryId)
+        .where('lease_owner', '=', owner)
+        .execute();
+    },
+
+    /**
+     * Records the attempt and moves the delivery on. The caller runs this in one transaction; the update
+     * applies only if the delivery is still pending under our lease (a deletion may have cancelled it
+     * meanwhile: the attempt is still history, but the cancellation stands).
+     */
+    async completeQueueAttempt(deliveryId: string, owner: string, completion: AttemptCompletion): Promise<boolean> {
+      await db.insertInto('delivery_attempts').values(completion.attempt).execute();
+      const result = await db
+        .updateTable('deliveries')
+        .set({ ...completion.delivery, lease_owner: null, lease_expires_at: null, replay_requested_at: null })
+        .where('id', '=', deliveryId)
+        .where('status', '=', 'pending')
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    /**
+     * Embedded (SQLite) start-up: only one worker process runs on an embedded database, so every lease
+     * left behind belongs to a dead process and goes back to the queue at once.
+     */
+    async releaseAllQueueLeasesAcrossOrgs(): Promise<number> {
+      const result = await db
+        .updateTable('deliveries')
+        .set({ lease_owner: null, lease_expires_at: null })
+        .where('lease_owner', 'is not', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    /** The earliest time a pending, unleased delivery (outside `excludeWebhooks`) becomes due; null if none. */
+    async nextQueueDueAt(now: number, excludeWebhooks: string[]): Promise<number | null> {
+      let query = db
+        .selectFrom('deliveries')
+        .select((eb) => eb.fn.min('next_attempt_at').as('due'))
+        .where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]));
+      if (excludeWebhooks.length > 0) query = query.where('webhook_id', 'not in', excludeWebhooks);
+      const row = await query.executeTakeFirst();
+      return row?.due === null || row?.due === undefined ? null : Number(row.due);
+    },
+
+    /**
+     * Deletes one batch of expired history across organisations: delivered deliveries finished before
+     * `deliveredBefore`, failed and cancelled ones before `failedBefore`, with their attempts. Returns how
+     * many deliveries went; the caller repeats while a full batch went.
+     */
+    async pruneHistoryBatchAcrossOrgs(cutoffs: PruneCutoffs): Promise<number> {
+      const expired = await db
+        .selectFrom('deliveries')
+        .select('id')
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('status', '=', 'delivered'), eb('updated_at', '<', cutoffs.deliveredBefore)]),
+            eb.and([eb('status', 'in', ['failed', 'cancelled']), eb('updated_at', '<', cutoffs.failedBefore)]),
+          ]),
+        )
+        .limit(cutoffs.batchSize)
+        .execute();
+      if (expired.length === 0) return 0;
+      const ids = expired.map((r) => r.id);
+      // Re-checked in the DELETE: a replay may have re-opened one since the SELECT.
+      const deleted = await db
+        .deleteFrom('deliveries')
+        .where('id', 'in', ids)
+        .where('status', '!=', 'pending')
+        .returning('id')
+        .execute();
+      if (deleted.length > 0) {
+        await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', deleted.map((r) => r.id)).execute();
+      }
+      return expired.length;
+    },
+
+    /** Events older than `before` that no delivery refers to any more (none were due, or all were pruned). */
+    async pruneOrphanEventsBatchAcrossOrgs(before: number, batchSize: number): Promise<number> {
+      const orphans = await db
+        .selectFrom('events as e')
+        .select('e.id')
+        .where('e.occurred_at', '<', before)
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('deliveries as d').select(sql.lit(1).as('one')).whereRef('d.event_id', '=', 'e.id'))))
+        .limit(batchSize)
+        .execute();
+      if (orphans.length === 0) return 0;
+      await db.deleteFrom('events').where('id', 'in', orphans.map((r) => r.id)).execute();
+      return orphans.length;
+    },
+  };
+}
+
+export type DeliveriesRepository = ReturnType<typeof deliveriesRepository>;

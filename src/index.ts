@@ -1,0 +1,22 @@
+/**
+ * The package entry (`workspace-service`): what a webhook receiver or an embedding program needs.
+ * Receivers import `verifySignature` to check `X-Service-Signature` over the raw body.
+ */
+export { verifySignature, signBody } from './delivery/signing.js';
+export { USER_AGENT, RESPONSE_BODY_LIMIT } from './delivery/sender.js';
+export { EVENT_TYPES, type EventType } from './services/events.js';
+export type { Delivery, DeliveryAttempt, DeliveryDetail } from './services/deliveries-service.js';
+export type { Webhook, CreatedWebhook } from './services/webhooks-service.js';
+export type { Project } from './services/projects-service.js';
+export { loadConfig, type Config } from './config.js';
+export { createContainer, type Container } from './container.js';
+export { startDeliveryWorker, type RunningWorker } from './delivery/index.js';
+
+/** Header names of a webhook delivery (CONTRACT section 7), lower-cased as Node presents them. */
+export const WEBHOOK_HEADERS = {
+  signature: 'x-service-signature',
+  event: 'x-service-event',
+  eventId: 'x-service-event-id',
+  deliveryId: 'x-service-delivery-id',
+  attempt: 'x-service-delivery-attempt',
+} as const;
