@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /**
@@ -95,10 +97,36 @@ function readUrl(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** An IP address (`0.0.0.0`, `::`) or a host name; not a URL. */
+function readHost(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (isIP(raw) === 0 && !HOSTNAME.test(raw)) throw new ConfigError(name, `must be an IP address or a host name, got "${raw}"`);
+  return raw;
+}
+
+/** A directory path; it may not exist yet (it is created), but it may not be something else. */
+function readDirectory(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim() || fallback;
+  if (raw.includes('\0')) throw new ConfigError(name, 'must be a directory path');
+  const resolved = path.resolve(raw);
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(resolved, { throwIfNoEntry: false });
+  } catch (err) {
+    // e.g. ENOTDIR: a parent of the path is a file.
+    throw new ConfigError(name, `cannot be used as a directory: "${resolved}" (${(err as { code?: string }).code ?? 'error'})`);
+  }
+  if (stat && !stat.isDirectory()) throw new ConfigError(name, `must be a directory, but "${resolved}" is a file`);
+  return resolved;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
-  const host = env.HOST?.trim() || '127.0.0.1';
-  const dataDir = path.resolve(env.DATA_DIR?.trim() || './data');
+  const host = readHost(env, 'HOST', '127.0.0.1');
+  const dataDir = readDirectory(env, 'DATA_DIR', './data');
 
   const publicBaseRaw = readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
   const publicBaseUrl = (publicBaseRaw ?? `http://localhost:${port}`).replace(/\/+$/, '');

@@ -1,0 +1,86 @@
+/**
+ * The shapes every CLI command is declared with. A command declares its options and positional
+ * arguments; `args.ts` parses and checks them (exit 2 on misuse) before `run` is called, so `run` only
+ * deals with well-formed input and domain outcomes.
+ */
+
+/** Misuse of the command line (unknown command or flag, missing or malformed value): exit code 2. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    /** The command path whose help the user should read, e.g. `key create`. */
+    readonly commandPath?: string,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface OptionSpec {
+  /** `string` takes a value (`--name Acme`); `boolean` is a switch (`--all`). */
+  type: 'string' | 'boolean';
+  /** Placeholder shown in help, e.g. `ORG`. */
+  value?: string;
+  description: string;
+  required?: boolean;
+  short?: string;
+  /** Accepted values; anything else is a usage error. */
+  choices?: readonly string[];
+  /** Further check of a string value: return a problem description, or null when the value is fine. */
+  check?: (value: string) => string | null;
+}
+
+export interface PositionalSpec {
+  name: string;
+  description: string;
+}
+
+export interface CommandInput {
+  /** String options as given (absent ones are undefined; required ones are always present). */
+  readonly options: Readonly<Record<string, string | undefined>>;
+  readonly flags: Readonly<Record<string, boolean>>;
+  /** Positional arguments, exactly as many as the command declares. */
+  readonly args: readonly string[];
+  readonly json: boolean;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** What a one-shot command produced: `data` is printed for `--json`, `text` otherwise. */
+export interface CommandResult {
+  data: unknown;
+  text: string;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  options?: Record<string, OptionSpec>;
+  positionals?: readonly PositionalSpec[];
+  /** Long-running commands (serve, worker) print logs, not a result, and take no --json. */
+  noJson?: boolean;
+  /** Extra help text shown under the usage line. */
+  details?: string;
+  /** A result to print, or an exit code when the command did its own output (serve, worker). */
+  run(input: CommandInput): Promise<CommandResult | number>;
+}
+
+/** `workspace <group> <command> ...`, e.g. `key create`. */
+export interface CommandGroup {
+  name: string;
+  summary: string;
+  commands: readonly Command[];
+}
+
+/** A top-level entry: a lone command (`serve`) or a group of subcommands (`key`). */
+export type CommandEntry = Command | CommandGroup;
+
+export function isGroup(entry: CommandEntry): entry is CommandGroup {
+  return 'commands' in entry;
+}
+
+/** The value of a required string option (the parser guarantees it is present). */
+export function required(input: CommandInput, name: string): string {
+  const value = input.options[name];
+  if (value === undefined) throw new UsageError(`--${name} is required`);
+  return value;
+}

@@ -1,0 +1,63 @@
+import { parseScope } from '../../services/permissions.js';
+import { required, type CommandGroup } from '../command.js';
+import { formatFields, formatTable } from '../output.js';
+import { withContainer } from '../runtime.js';
+
+const SCOPE_HELP = 'read, full, or a list of projects, users, webhooks, each optionally :read (e.g. projects,users:read)';
+
+export const keyGroup: CommandGroup = {
+  name: 'key',
+  summary: 'API keys',
+  commands: [
+    {
+      name: 'create',
+      summary: 'create an API key for an active user',
+      details: `SCOPE is ${SCOPE_HELP}. What the key may do is its scope intersected with the user's current role.\nThe key is shown once; store it now.`,
+      options: {
+        user: { type: 'string', value: 'USER', description: 'user id (user_...)', required: true },
+        scope: {
+          type: 'string',
+          value: 'SCOPE',
+          description: 'what the key may reach',
+          required: true,
+          check: (value) => (parseScope(value) ? null : `must be ${SCOPE_HELP}`),
+        },
+        name: { type: 'string', value: 'LABEL', description: 'a label to recognise the key by' },
+      },
+      async run(input) {
+        const key = await withContainer(input, (c) =>
+          c.services.admin.createKey({ userId: required(input, 'user'), scope: required(input, 'scope'), name: input.options.name }),
+        );
+        return {
+          data: key,
+          text: formatFields([
+            ['API key id', key.id],
+            ['Scope', key.scope],
+            ['Name', key.name],
+            ['User', key.user_id],
+            ['Organization', key.organization_id],
+            ['API key', `${key.key}  (shown once: store it now)`],
+          ]),
+        };
+      },
+    },
+    {
+      name: 'revoke',
+      summary: 'revoke an API key; it is refused from the next request on',
+      positionals: [{ name: 'KEY_ID', description: 'the key id (key_...)' }],
+      async run(input) {
+        const key = await withContainer(input, (c) => c.services.admin.revokeKey(input.args[0]!));
+        return { data: key, text: `Revoked ${key.id} (${key.prefix}...) at ${key.revoked_at}` };
+      },
+    },
+    {
+      name: 'list',
+      summary: "list an organisation's API keys (ids and prefixes, never secrets)",
+      options: { org: { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true } },
+      async run(input) {
+        const keys = await withContainer(input, (c) => c.services.admin.listKeys(required(input, 'org')));
+        return { data: { data: keys }, text: formatTable(keys, ['id', 'prefix', 'scope', 'name', 'user_id', 'created_at', 'revoked_at']) };
+      },
+    },
+  ],
+};

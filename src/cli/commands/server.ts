@@ -1,0 +1,32 @@
+import { loadConfig } from '../../config.js';
+import type { Command } from '../command.js';
+
+// The HTTP stack is loaded only by the commands that serve, so administration commands start quickly.
+const loadServer = () => import('../../server.js');
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'migrate, then serve the API with the webhook delivery worker in the same process',
+  details: [
+    'Listens on HOST:PORT and logs to stdout as JSON (pino). SIGTERM or SIGINT stops accepting',
+    'connections, lets in-flight requests and deliveries finish, closes the database and exits 0.',
+  ].join('\n'),
+  noJson: true,
+  async run(input) {
+    const config = loadConfig(input.env);
+    const { startServer, untilSignal } = await loadServer();
+    return untilSignal(await startServer(config));
+  },
+};
+
+export const workerCommand: Command = {
+  name: 'worker',
+  summary: 'migrate, then run the webhook delivery worker only (no API)',
+  details: 'Logs to stdout as JSON (pino). SIGTERM or SIGINT lets in-flight deliveries finish and exits 0.',
+  noJson: true,
+  async run(input) {
+    const config = loadConfig(input.env);
+    const { startWorker, untilSignal } = await loadServer();
+    return untilSignal(await startWorker(config));
+  },
+};

@@ -1,0 +1,43 @@
+import { ROLES } from '../../services/permissions.js';
+import { required, type CommandGroup } from '../command.js';
+import { formatFields } from '../output.js';
+import { withContainer } from '../runtime.js';
+
+export const userGroup: CommandGroup = {
+  name: 'user',
+  summary: 'members of an organisation',
+  commands: [
+    {
+      name: 'add',
+      summary: 'add an active member directly (no invitation e-mail)',
+      details: 'An invited user with the same e-mail becomes active with the given role; an active one is a conflict.',
+      options: {
+        org: { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true },
+        email: { type: 'string', value: 'EMAIL', description: 'e-mail address', required: true },
+        role: { type: 'string', value: 'ROLE', description: 'role', required: true, choices: ROLES },
+        name: { type: 'string', value: 'NAME', description: 'display name' },
+      },
+      async run(input) {
+        const user = await withContainer(input, (c) =>
+          c.services.admin.addUser({
+            orgId: required(input, 'org'),
+            email: required(input, 'email'),
+            role: required(input, 'role'),
+            name: input.options.name,
+          }),
+        );
+        return {
+          data: user,
+          text: formatFields([
+            ['User', user.id],
+            ['E-mail', user.email],
+            ['Name', user.name],
+            ['Role', user.role],
+            ['Status', user.status],
+            ['Created', user.created_at],
+          ]),
+        };
+      },
+    },
+  ],
+};

@@ -1,0 +1,144 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import { createContainer, type Container } from './container.js';
+import { migrateToLatest } from './db/database.js';
+import { startDeliveryWorker, type RunningWorker } from './delivery/index.js';
+import { buildApp, type App } from './http/app.js';
+
+/** A running process part (API + worker, or worker alone) that can be shut down once. */
+export interface Running {
+  readonly container: Container;
+  /** Idempotent: the second call returns the first call's promise. */
+  close(): Promise<void>;
+}
+
+export interface RunningServer extends Running {
+  readonly app: App;
+  /** The address the API listens on, e.g. `http://127.0.0.1:3000` (the real port when PORT=0). */
+  readonly address: string;
+}
+
+export interface StartOptions {
+  logger?: FastifyBaseLogger;
+}
+
+/** Opens the container and applies pending migrations, closing the container again if that fails. */
+async function openMigrated(config: Config, options: StartOptions): Promise<Container> {
+  const container = await createContainer(config, { logger: options.logger });
+  try {
+    const applied = await migrateToLatest(container.database);
+    container.logger.info({ applied, dialect: container.database.dialect }, applied.length ? 'migrations applied' : 'schema up to date');
+    return container;
+  } catch (err) {
+    await container.close().catch(() => {});
+    throw err;
+  }
+}
+
+function once(work: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  return () => (running ??= work());
+}
+
+/**
+ * `serve`: migrate, listen, and run the delivery worker in the same process. `close()` stops accepting
+ * connections and waits for in-flight requests (app.close), stops the worker, then closes the database.
+ */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const container = await openMigrated(config, options);
+  let app: App | null = null;
+  let worker: RunningWorker | null = null;
+  try {
+    app = await buildApp(container);
+    const address = await app.listen({ port: config.port, host: config.host });
+    worker = await startDeliveryWorker(container);
+    container.logger.info({ address }, 'ready: API and delivery worker running');
+    const readyApp = app;
+    const readyWorker = worker;
+    return {
+      container,
+      app: readyApp,
+      address,
+      close: once(async () => {
+        // Requests and deliveries drain side by side; the database closes only after both.
+        await Promise.allSettled([readyApp.close(), readyWorker.stop()]);
+        await container.close();
+      }),
+    };
+  } catch (err) {
+    await worker?.stop().catch(() => {});
+    await app?.close().catch(() => {});
+    await container.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** `worker`: migrate, then run only the delivery worker. */
+export async function startWorker(config: Config, options: StartOptions = {}): Promise<Running> {
+  const container = await openMigrated(config, options);
+  let worker: RunningWorker;
+  try {
+    worker = await startDeliveryWorker(container);
+  } catch (err) {
+    await container.close().catch(() => {});
+    throw err;
+  }
+  container.logger.info('ready: delivery worker running');
+  return {
+    container,
+    close: once(async () => {
+      await worker.stop();
+      await container.close();
+    }),
+  };
+}
+
+/** How long a graceful shutdown may take before the process gives up and exits with 1. */
+const SHUTDOWN_DEADLINE_MS = 20_000;
+
+/**
+ * Waits for SIGTERM or SIGINT, then shuts `running` down gracefully and resolves with the exit code
+ * (0 after a clean stop). A second signal, or a shutdown past the deadline, exits at once with 1.
+ */
+export function untilSignal(running: Running): Promise<number> {
+  const { logger } = running.container;
+  return new Promise((resolve) => {
+    // Signal listeners do not keep Node alive, and a worker may have nothing else pending between polls.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        logger.warn({ signal }, 'second signal during shutdown: exiting now');
+        process.exit(1);
+      }
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      const deadline = setTimeout(() => {
+        logger.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'shutdown did not finish in time: exiting');
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS);
+      deadline.unref();
+      running.close().then(
+        () => {
+          clearTimeout(deadline);
+          clearInterval(keepAlive);
+          process.off('SIGTERM', onSignal);
+          process.off('SIGINT', onSignal);
+          logger.info('stopped');
+          resolve(0);
+          // Anything another part left running (a stray timer or socket) must not keep a stopped process alive.
+          setTimeout(() => process.exit(0), 2000).unref();
+        },
+        (err: unknown) => {
+          clearTimeout(deadline);
+          clearInterval(keepAlive);
+          logger.error({ err }, 'shutdown failed');
+          resolve(1);
+          setTimeout(() => process.exit(1), 2000).unref();
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}

@@ -1,0 +1,344 @@
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { createContainer } from '../src/container.js';
+import { isGroup } from '../src/cli/command.js';
+import { registry } from '../src/cli/main.js';
+import { cliJson, createCliWorld, runCli, startServe, type ServeProcess } from './helpers/cli.js';
+import { testDialects } from './helpers/test-env.js';
+
+// Each case spawns Node processes; on a busy two-core machine that is slow, not wrong.
+vi.setConfig({ testTimeout: 120_000 });
+
+/** Every command path the CLI knows, e.g. `serve`, `key create`. */
+const COMMAND_PATHS = registry.flatMap((entry) => (isGroup(entry) ? entry.commands.map((c) => [entry.name, c.name]) : [[entry.name]]));
+
+async function api(server: ServeProcess, method: string, url: string, key: string | null, body?: unknown) {
+  const headers: Record<string, string> = {};
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${server.address}${url}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+describe('cli arguments', () => {
+  // Argument errors are found before any configuration or database is touched.
+  const env = { DATA_DIR: '/nonexistent/never-created' };
+
+  it('prints help and exits 0 for the top level and every command, with --help and -h', async () => {
+    for (const flag of ['--help', '-h']) {
+      const top = await runCli([flag], env);
+      expect(top.code).toBe(0);
+      expect(top.stdout).toMatch(/^Usage: workspace <command>/);
+      for (const path of COMMAND_PATHS) expect(top.stdout).toContain(path.join(' '));
+    }
+    const results = await Promise.all(COMMAND_PATHS.map((path) => runCli([...path, '--help'], env)));
+    results.forEach((res, i) => {
+      const path = COMMAND_PATHS[i]!.join(' ');
+      expect(res.code, path).toBe(0);
+      expect(res.stdout).toMatch(new RegExp(`^Usage: workspace ${path}\\b`));
+      expect(res.stderr).toBe('');
+    });
+    const group = await runCli(['key', '-h'], env);
+    expect(group.code).toBe(0);
+    expect(group.stdout).toMatch(/^Usage: workspace key <command>/);
+  });
+
+  it('exits 2 with a message on stderr for an unknown command', async () => {
+    const res = await runCli(['frobnicate'], env);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('unknown command "frobnicate"');
+    expect(res.stdout).toBe('');
+    const sub = await runCli(['key', 'rotate'], env);
+    expect(sub.code).toBe(2);
+    expect(sub.stderr).toContain('unknown command "key rotate"');
+  });
+
+  it('exits 2 for no command at all, and for a group without its command', async () => {
+    const none = await runCli([], env);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('Usage: workspace <command>');
+    const group = await runCli(['org'], env);
+    expect(group.code).toBe(2);
+    expect(group.stderr).toContain('Usage: workspace org <command>');
+  });
+
+  it('exits 2 for an unknown option, naming it', async () => {
+    const res = await runCli(['org', 'create', '--name', 'A', '--owner-email', 'a@example.com', '--colour', 'red'], env);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('unknown option --colour');
+    expect(res.stderr).toContain('workspace org create --help');
+    expect(res.stdout).toBe('');
+  });
+
+  it('exits 2 for a missing required option, naming it; with --json also prints the error document', async () => {
+    const res = await runCli(['org', 'create', '--name', 'A'], env);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('missing required option --owner-email');
+    expect(res.stdout).toBe('');
+    const json = await runCli(['org', 'create', '--name', 'A', '--json'], env);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ error: { code: 'invalid_arguments', message: expect.stringContaining('--owner-email') } });
+  });
+
+  it('exits 2 for an option without its value, a bad role, a bad scope, and a missing or extra argument', async () => {
+    const cases: Array<[string[], string]> = [
+      [['org', 'create', '--name'], '--name'],
+      [['user', 'add', '--org', 'org_x', '--email', 'a@example.com', '--role', 'superuser'], '--role must be one of owner, admin, member, viewer'],
+      [['key', 'create', '--user', 'user_x', '--scope', 'everything'], '--scope must be read, full'],
+      [['key', 'create', '--user', 'user_x', '--scope', 'projects:write'], '--scope must be'],
+      [['key', 'revoke'], 'missing argument KEY_ID'],
+      [['key', 'revoke', 'key_a', 'key_b'], 'unexpected argument "key_b"'],
+      [['serve', '--json'], 'unknown option --json'],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli(args, env)));
+    results.forEach((res, i) => {
+      const [args, message] = cases[i]!;
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.stderr).toContain(message);
+    });
+  });
+});
+
+describe.each(testDialects())('cli against a database (%s)', (dialect) => {
+  let world: Awaited<ReturnType<typeof createCliWorld>>;
+  let server: ServeProcess | null = null;
+  const extraWorlds: Array<{ cleanup(): Promise<void> }> = [];
+  const spawned: ServeProcess[] = [];
+
+  /** One `serve` per dialect for the API checks, started on first use. */
+  async function served(): Promise<ServeProcess> {
+    if (!server) {
+      server = await startServe(world.env);
+      spawned.push(server);
+    }
+    return server;
+  }
+
+  async function newOrg(name = 'Acme', email = 'owner@example.com') {
+    return cliJson(['org', 'create', '--name', name, '--owner-email', email, '--owner-name', 'Olive Owner'], world.env);
+  }
+
+  beforeAll(async () => {
+    world = await createCliWorld(dialect);
+  });
+
+  afterEach(() => {
+    for (const p of spawned) if (p !== server && p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  });
+
+  afterAll(async () => {
+    for (const p of spawned) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await Promise.all(spawned.map((p) => p.exited));
+    for (const w of extraWorlds) await w.cleanup();
+    await world?.cleanup();
+  });
+
+  it('migrate applies the schema on a fresh database once, and reports nothing the second time', async () => {
+    const fresh = await createCliWorld(dialect);
+    extraWorlds.push(fresh);
+    const first = await cliJson(['migrate'], fresh.env);
+    expect(first.applied).toContain('001_initial');
+    expect(first.applied).toEqual([...first.applied].sort());
+    const second = await runCli(['migrate', '--json'], fresh.env);
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toEqual({ applied: [] });
+    const human = await runCli(['migrate'], fresh.env);
+    expect(human.stdout).toContain('up to date');
+  });
+
+  it('org create --json prints exactly the organisation, its active owner and a full-access key that works on the API', async () => {
+    const res = await runCli(['org', 'create', '--name', 'Acme', '--owner-email', 'founder@example.com', '--json'], world.env);
+    expect(res.code).toBe(0);
+    const created = JSON.parse(res.stdout);
+    expect(Object.keys(created).sort()).toEqual(['api_key', 'organization', 'owner']);
+    expect(created.organization).toEqual({ id: expect.stringMatching(/^org_/), name: 'Acme', created_at: expect.any(String) });
+    expect(created.owner).toMatchObject({ id: expect.stringMatching(/^user_/), email: 'founder@example.com', name: null, role: 'owner', status: 'active' });
+    expect(created.api_key).toMatchObject({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^wsk_/),
+      scope: 'full',
+      user_id: created.owner.id,
+      organization_id: created.organization.id,
+    });
+
+    const server = await served();
+    const list = await api(server, 'GET', '/v1/projects', created.api_key.key);
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({ data: [], next_cursor: null });
+    const made = await api(server, 'POST', '/v1/projects', created.api_key.key, { name: 'From the CLI key' });
+    expect(made.status).toBe(201);
+  });
+
+  it('org create without --json prints readable text, including the key once', async () => {
+    const res = await runCli(['org', 'create', '--name', 'Readable', '--owner-email', 'r@example.com'], world.env);
+    expect(res.code).toBe(0);
+    expect(() => JSON.parse(res.stdout)).toThrow();
+    expect(res.stdout).toMatch(/Organization\s+org_\S+\s+Readable/);
+    expect(res.stdout).toMatch(/API key\s+wsk_\S+/);
+  });
+
+  it('org create with an invalid e-mail exits 1 with a validation error document', async () => {
+    const res = await runCli(['org', 'create', '--name', 'Bad', '--owner-email', 'not-an-email', '--json'], world.env);
+    expect(res.code).toBe(1);
+    const body = JSON.parse(res.stdout);
+    expect(body.error.code).toBe('validation_failed');
+    expect(body.error.details).toEqual([{ field: 'email', message: expect.any(String) }]);
+    expect(res.stderr).toContain('email');
+  });
+
+  it('user add creates an active member; adding the same active e-mail again exits 1 with a conflict', async () => {
+    const org = await newOrg('Users Inc', 'owner-u@example.com');
+    const user = await cliJson(['user', 'add', '--org', org.organization.id, '--email', 'Ada@Example.com', '--role', 'member', '--name', 'Ada'], world.env);
+    expect(user).toEqual({
+      id: expect.stringMatching(/^user_/),
+      email: 'Ada@Example.com',
+      name: 'Ada',
+      role: 'member',
+      status: 'active',
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+
+    const again = await runCli(['user', 'add', '--org', org.organization.id, '--email', 'ada@example.com', '--role', 'admin', '--json'], world.env);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toEqual({ error: { code: 'conflict', message: expect.any(String) } });
+    expect(again.stderr).toMatch(/active member/);
+
+    // Nothing changed: the member keeps the role it had.
+    const container = await createContainer(loadConfig(world.env), { logger: pino({ level: 'silent' }) });
+    try {
+      const row = await container.store.repos.users.findById(org.organization.id, user.id);
+      expect(row).toMatchObject({ role: 'member', status: 'active', name: 'Ada' });
+    } finally {
+      await container.close();
+    }
+  });
+
+  it('user add to an unknown organisation exits 1 with not_found', async () => {
+    const res = await runCli(['user', 'add', '--org', 'org_doesnotexist', '--email', 'x@example.com', '--role', 'viewer', '--json'], world.env);
+    expect(res.code).toBe(1);
+    expect(JSON.parse(res.stdout).error.code).toBe('not_found');
+    expect(res.stderr).toContain('organization not found');
+  });
+
+  it('key create, list and revoke: scoped key works, list shows no secrets, a revoked key gets 401', async () => {
+    const org = await newOrg('Keys Ltd', 'owner-k@example.com');
+    const member = await cliJson(['user', 'add', '--org', org.organization.id, '--email', 'm@example.com', '--role', 'member'], world.env);
+    const key = await cliJson(['key', 'create', '--user', member.id, '--scope', 'projects:read', '--name', 'ci'], world.env);
+    expect(key).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^wsk_/),
+      scope: 'projects:read',
+      name: 'ci',
+      user_id: member.id,
+      organization_id: org.organization.id,
+      created_at: expect.any(String),
+    });
+
+    const server = await served();
+    expect((await api(server, 'GET', '/v1/projects', key.key)).status).toBe(200);
+    const refused = await api(server, 'POST', '/v1/projects', key.key, { name: 'nope' });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('forbidden');
+
+    const listed = await runCli(['key', 'list', '--org', org.organization.id, '--json'], world.env);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(key.key);
+    expect(listed.stdout).not.toContain(org.api_key.key);
+    const list = JSON.parse(listed.stdout);
+    expect(list.data.map((k: { id: string }) => k.id).sort()).toEqual([key.id, org.api_key.id].sort());
+    for (const item of list.data) {
+      expect(item).not.toHaveProperty('key');
+      expect(item.revoked_at).toBeNull();
+    }
+
+    const revoked = await cliJson(['key', 'revoke', key.id], world.env);
+    expect(revoked).toMatchObject({ id: key.id, revoked_at: expect.any(String) });
+    const after = await api(server, 'GET', '/v1/projects', key.key);
+    expect(after.status).toBe(401);
+    expect(after.body.error.code).toBe('unauthorized');
+    // The owner's key is untouched.
+    expect((await api(server, 'GET', '/v1/projects', org.api_key.key)).status).toBe(200);
+
+    const relisted = await cliJson(['key', 'list', '--org', org.organization.id], world.env);
+    expect(relisted.data.find((k: { id: string }) => k.id === key.id).revoked_at).toEqual(expect.any(String));
+
+    const human = await runCli(['key', 'list', '--org', org.organization.id], world.env);
+    expect(human.stdout).toMatch(/^ID\s+PREFIX\s+SCOPE/);
+    expect(human.stdout).toContain(key.id);
+  });
+
+  it('key create for an unknown user and key revoke of an unknown key exit 1 with not_found', async () => {
+    const create = await runCli(['key', 'create', '--user', 'user_doesnotexist', '--scope', 'read', '--json'], world.env);
+    expect(create.code).toBe(1);
+    expect(JSON.parse(create.stdout).error.code).toBe('not_found');
+    const revoke = await runCli(['key', 'revoke', 'key_doesnotexist', '--json'], world.env);
+    expect(revoke.code).toBe(1);
+    expect(JSON.parse(revoke.stdout).error).toEqual({ code: 'not_found', message: expect.any(String) });
+    expect(revoke.stderr).toContain('not found');
+  });
+
+  it('a configuration error in a CLI command exits 1 naming the variable', async () => {
+    const res = await runCli(['key', 'list', '--org', 'org_x', '--json'], { ...world.env, RATE_LIMIT_PER_MINUTE: 'lots' });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('RATE_LIMIT_PER_MINUTE');
+    expect(JSON.parse(res.stdout).error).toEqual({ code: 'invalid_configuration', message: expect.stringContaining('RATE_LIMIT_PER_MINUTE') });
+  });
+
+  it('serve answers /healthz, /readyz and /v1/projects, and logs pino JSON on stdout', async () => {
+    const org = await newOrg('Served', 'owner-s@example.com');
+    const server = await served();
+    const health = await api(server, 'GET', '/healthz', null);
+    expect(health).toEqual({ status: 200, body: { status: 'ok' } });
+    const ready = await api(server, 'GET', '/readyz', null);
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: 'ok', checks: { database: 'ok' } });
+    expect((await api(server, 'GET', '/v1/projects', org.api_key.key)).status).toBe(200);
+    expect((await api(server, 'GET', '/v1/projects', null)).status).toBe(401);
+    for (const line of server.lines) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(server.lines.some((line) => JSON.parse(line).msg === 'request completed')).toBe(true);
+  });
+
+  it('SIGTERM stops serve with exit code 0', async () => {
+    const own = await startServe(world.env);
+    spawned.push(own);
+    expect((await api(own, 'GET', '/healthz', null)).status).toBe(200);
+    own.child.kill('SIGTERM');
+    expect(await own.exited).toEqual({ code: 0, signal: null });
+    const messages = own.lines.map((line) => JSON.parse(line));
+    expect(messages.some((m) => m.msg === 'shutting down' && m.signal === 'SIGTERM')).toBe(true);
+    expect(messages.some((m) => m.msg === 'stopped')).toBe(true);
+    await expect(fetch(`${own.address}/healthz`)).rejects.toThrow();
+  });
+
+  it('SIGINT stops the worker with exit code 0', async () => {
+    const worker = await startServe(world.env, 'worker');
+    spawned.push(worker);
+    // It stays up until told to stop, then stops on the signal.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(worker.child.exitCode).toBeNull();
+    worker.child.kill('SIGINT');
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    expect(worker.lines.some((line) => JSON.parse(line).msg === 'shutting down' && JSON.parse(line).signal === 'SIGINT')).toBe(true);
+  });
+
+  it('a write answered with success survives kill -9 of serve', async () => {
+    const org = await newOrg('Durable', 'owner-d@example.com');
+    const first = await startServe(world.env);
+    spawned.push(first);
+    const created = await api(first, 'POST', '/v1/projects', org.api_key.key, { name: 'Survivor', description: 'kept' });
+    expect(created.status).toBe(201);
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+
+    const second = await startServe(world.env);
+    spawned.push(second);
+    const read = await api(second, 'GET', `/v1/projects/${created.body.id}`, org.api_key.key);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(created.body);
+    second.child.kill('SIGTERM');
+    expect((await second.exited).code).toBe(0);
+  });
+});
