@@ -4,7 +4,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex, verifyPassword } from '../src/lib/crypto.js';
 import { invitationTokens, latestInvitationToken, outboxMessages } from './helpers/mail-outbox.js';
-import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
+import { createTestEnv, testDialects, type ApiResponse, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 const HOUR = 60 * 60 * 1000;
 const START = Date.UTC(2026, 10, 22, 9, 30, 0, 0);
@@ -60,7 +60,7 @@ describe.each(testDialects())('invitations (%s)', (dialect) => {
   afterAll(async () => env?.close());
 
   /** Invites a fresh address; returns the user and the token of the e-mail it was sent. */
-  async function inviteNew(role = 'member', target: TestEnv = env, key = org.ownerKey): Promise<{ user: any; email: string; token: string }> {
+  async function inviteNew(role = 'member', target: TestEnv = env, key = org.ownerKey): Promise<{ user: ApiResponse['body']; email: string; token: string }> {
     const email = `invitee${++counter}@example.com`;
     const res = await target.request('POST', '/v1/users', { key, body: { email, role } });
     expect(res.status).toBe(201);

@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { latestInvitationToken } from './helpers/mail-outbox.js';
-import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
+import { createTestEnv, testDialects, type ApiResponse, type TestEnv, type TestOrg } from './helpers/test-env.js';
+
+type Json = ApiResponse['body'];
 
 const START = Date.UTC(2026, 10, 22, 9, 30, 0, 0);
 const USER_FIELDS = ['created_at', 'email', 'id', 'name', 'role', 'status', 'updated_at'];
@@ -28,8 +30,8 @@ describe.each(testDialects())('users (%s)', (dialect) => {
   const read = async (id: string, key = org.ownerKey) => (await env.request('GET', `/v1/users/${id}`, { key })).body;
 
   /** Every user of the caller's organisation, following cursors. */
-  async function listAll(key: string, limit = 100): Promise<{ items: any[]; pages: number }> {
-    const items: any[] = [];
+  async function listAll(key: string, limit = 100): Promise<{ items: Json[]; pages: number }> {
+    const items: Json[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
@@ -45,7 +47,7 @@ describe.each(testDialects())('users (%s)', (dialect) => {
 
   const emails = async () => (await listAll(org.ownerKey)).items.map((u) => u.email);
 
-  function expectError(res: { status: number; body: any }, status: number, code: string, details?: unknown) {
+  function expectError(res: ApiResponse, status: number, code: string, details?: unknown) {
     expect(res.status).toBe(status);
     expect(res.body.error.code).toBe(code);
     if (details !== undefined) expect(res.body.error.details).toEqual(details);
@@ -305,7 +307,7 @@ describe.each(testDialects())('users (%s)', (dialect) => {
       const expected = [...ids].reverse().concat(team.ownerId);
 
       const first = await env.request('GET', '/v1/users?limit=2', { key: team.ownerKey });
-      expect(first.body.data.map((u: any) => u.id)).toEqual(expected.slice(0, 2));
+      expect(first.body.data.map((u: Json) => u.id)).toEqual(expected.slice(0, 2));
       for (const item of first.body.data) expect(Object.keys(item).sort()).toEqual(LIST_FIELDS);
       expect(first.body.next_cursor).toEqual(expect.any(String));
 
@@ -319,7 +321,7 @@ describe.each(testDialects())('users (%s)', (dialect) => {
       expect(exact.body.next_cursor).toBeNull();
 
       const defaults = await env.request('GET', '/v1/users', { key: team.ownerKey });
-      expect(defaults.body.data.map((u: any) => u.id)).toEqual(expected);
+      expect(defaults.body.data.map((u: Json) => u.id)).toEqual(expected);
     });
   });
 });
