@@ -74,6 +74,20 @@ describe.each(testDialects())('errors (%s)', (dialect) => {
       expect((await existing()) as { name: string }).toMatchObject({ name: 'Existing' });
     });
 
+    it('answers an undecodable path or an over-long id with 404 in the contract body', async () => {
+      for (const url of ['/v1/projects/%E0%A4%A', '/v1/pro%ZZjects', `/v1/projects/proj_${'a'.repeat(5000)}`]) {
+        for (const key of [org.ownerKey, null]) {
+          const res = await env.request('GET', url, { key });
+          expectError(res, 404, 'not_found');
+        }
+      }
+      // A long id within reach of the router is an ordinary unknown id: 401 first, then 404.
+      expectError(await env.request('GET', `/v1/projects/${'b'.repeat(400)}`), 401, 'unauthorized');
+      expectError(await env.request('GET', `/v1/projects/${'b'.repeat(400)}`, { key: org.ownerKey }), 404, 'not_found');
+      const echoed = await env.request('GET', '/v1/projects/%E0%A4%A', { headers: { 'x-request-id': 'bad-url-1' } });
+      expect(echoed.headers['x-request-id']).toBe('bad-url-1');
+    });
+
     it('answers HEAD on a GET route like GET, without a body', async () => {
       const head = await env.request('HEAD', '/v1/projects', { key: org.ownerKey });
       expect(head.status).toBe(200);
@@ -147,6 +161,15 @@ describe.each(testDialects())('errors (%s)', (dialect) => {
       }
       expect(await projectCount()).toBe(before);
       expect(await existing()).toMatchObject({ name: 'Existing' });
+    });
+
+    it('refuses prototype-poisoning keys with 400', async () => {
+      const before = await projectCount();
+      for (const payload of ['{"name":"x","__proto__":{"admin":true}}', '{"name":"x","constructor":{"prototype":{"admin":true}}}']) {
+        const res = await env.request('POST', '/v1/projects', { key: org.ownerKey, payload, headers: { 'content-type': 'application/json' } });
+        expectError(res, 400, 'invalid_json');
+      }
+      expect(await projectCount()).toBe(before);
     });
 
     it('answers a body over 1 MiB with 413 payload_too_large', async () => {

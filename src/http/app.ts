@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import FindMyWay from 'find-my-way';
 import type { Config } from '../config.js';
 import { DomainError, errors } from '../errors.js';
@@ -44,6 +44,16 @@ export type App = FastifyInstance<
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+const MAX_PARAM_LENGTH = 512;
+
+/** Writes the contract's error body `{ error: { code, message, details? } }` with the error's headers. */
+function sendError(reply: FastifyReply, domain: DomainError): FastifyReply {
+  if (domain.headers) reply.headers(domain.headers);
+  const body: { code: string; message: string; details?: unknown } = { code: domain.code, message: domain.message };
+  if (domain.details) body.details = domain.details;
+  return reply.code(domain.status).type('application/json; charset=utf-8').send({ error: body });
+}
+
 /** Maps anything thrown during a request to the contract's status, code and body. */
 function toDomainError(error: FastifyError & { validationContext?: string }): DomainError {
   if (error instanceof DomainError) return error;
@@ -59,10 +69,14 @@ function toDomainError(error: FastifyError & { validationContext?: string }): Do
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return errors.invalidJson();
   }
-  // The JSON parser's own SyntaxError, and prototype-poisoning refusals.
+  // The JSON parser's own SyntaxError, and prototype-poisoning refusals (`__proto__`, `constructor.prototype`).
   if (error.statusCode === 400) return errors.invalidJson();
-  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-    return new DomainError(error.statusCode, 'bad_request', error.message);
+  if (error.statusCode === 404) return errors.notFound('resource');
+  if (error.statusCode === 413) return errors.payloadTooLarge();
+  if (error.statusCode === 415) return errors.unsupportedMediaType();
+  // Any other refusal a plugin raises stays a client error rather than becoming a 500.
+  if (error.statusCode && error.statusCode > 400 && error.statusCode < 500) {
+    return new DomainError(error.statusCode, 'bad_request', 'the request cannot be processed');
   }
   // PostgreSQL down or restarting, the pool exhausted past its wait: 503 at once, never a hang or a 500.
   if (isDatabaseUnavailable(error)) return databaseUnavailableError();
@@ -82,6 +96,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('req');
     },
     ajv: { customOptions: {} },
+    // Ids are short, but an id of any shape is answered 404 (CONTRACT 1), not Fastify's 414.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Fastify answers these before routing, in its own body; the contract's body instead. A path that
+    // cannot be decoded or a parameter beyond any id's length names nothing that exists: 404.
+    frameworkErrors: (error, request, reply) => {
+      const known = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      if (!known) request.log.error({ err: error }, 'request failed');
+      reply.header('x-request-id', request.id);
+      return sendError(reply, known ? errors.notFound('resource') : errors.internal());
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
@@ -89,7 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.removeContentTypeParser('text/plain');
 
   // A second router that knows every path and its methods, to tell 405 from 404.
-  const methodRouter = FindMyWay();
+  const methodRouter = FindMyWay({ maxParamLength: MAX_PARAM_LENGTH });
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
@@ -112,10 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const domain = toDomainError(error);
     if (domain.status >= 500) request.log.error({ err: error }, 'request failed');
-    if (domain.headers) reply.headers(domain.headers);
-    const body: { code: string; message: string; details?: unknown } = { code: domain.code, message: domain.message };
-    if (domain.details) body.details = domain.details;
-    return reply.code(domain.status).type('application/json; charset=utf-8').send({ error: body });
+    return sendError(reply, domain);
   });
 
   app.setNotFoundHandler((request, reply) => {
@@ -127,9 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       // Discovery and CORS-style preflight: no authentication, no body, just what the path accepts.
       return reply.code(204).header('allow', allow.join(', ')).send();
     }
-    const error = allow.length > 0 ? errors.methodNotAllowed(allow) : errors.notFound('route');
-    if (error.headers) reply.headers(error.headers);
-    return reply.code(error.status).send({ error: { code: error.code, message: error.message } });
+    return sendError(reply, allow.length > 0 ? errors.methodNotAllowed(allow) : errors.notFound('route'));
   });
 
   await app.register(swagger, {
