@@ -60,6 +60,48 @@ function cachingSqlite(raw: BetterSqlite3.Database, capacity = 500): SqliteDatab
 }
 
 /**
+ * The repositories' synchronous path (prepared.ts). Rows come back as arrays and become objects here:
+ * better-sqlite3 builds row objects property by property in native code, which costs more than the
+ * query itself for a page of 100 rows; plain JS objects built from the column names are faster.
+ */
+function directSqlite(raw: BetterSqlite3.Database, cached: SqliteDatabase): DirectSqlite {
+  const columns = new WeakMap<object, string[]>();
+  return {
+    run(sql, parameters) {
+      const stmt = cached.prepare(sql) as unknown as BetterSqlite3.Statement<unknown[], unknown[]>;
+      if (!stmt.reader) {
+        stmt.run(...parameters);
+        return [];
+      }
+      let names = columns.get(stmt);
+      if (!names) {
+        names = stmt.columns().map((c) => c.name);
+        columns.set(stmt, names);
+      }
+      // raw mode is a flag on the shared statement: set and cleared within this synchronous call.
+      stmt.raw(true);
+      let rows: unknown[][];
+      try {
+        rows = stmt.all(...parameters);
+      } finally {
+        stmt.raw(false);
+      }
+      const out = new Array<Record<string, unknown>>(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i]!;
+        const obj: Record<string, unknown> = {};
+        for (let j = 0; j < names.length; j++) obj[names[j]!] = row[j];
+        out[i] = obj;
+      }
+      return out;
+    },
+    get inTransaction() {
+      return raw.inTransaction;
+    },
+  };
+}
+
+/**
  * Write transactions take SQLite's write lock at BEGIN (IMMEDIATE) so a second process (the CLI, a
  * worker) waits on busy_timeout instead of failing with SQLITE_BUSY when a deferred transaction upgrades.
  */
@@ -92,12 +134,7 @@ function openSqlite(file: string): Database {
     db,
     dialect: 'sqlite',
     pgPool: null,
-    direct: {
-      prepare: (sql) => cached.prepare(sql),
-      get inTransaction() {
-        return raw.inTransaction;
-      },
-    },
+    direct: directSqlite(raw, cached),
     async ping() {
       raw.prepare('select 1').get();
     },

@@ -1,4 +1,4 @@
-import type { Kysely, SqliteStatement } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { SqlDialect } from '../dialect.js';
 import type { DB } from '../schema.js';
 
@@ -13,7 +13,8 @@ export interface RepoContext {
 }
 
 export interface DirectSqlite {
-  prepare(sql: string): SqliteStatement;
+  /** Runs one statement synchronously: the rows of a query, [] for a statement that returns none. */
+  run(sql: string, parameters: readonly unknown[]): unknown[];
   /** True while a transaction is open on the connection. */
   readonly inTransaction: boolean;
 }

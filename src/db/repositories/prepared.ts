@@ -50,12 +50,7 @@ export function prepared<A extends unknown[], R>(arity: A['length'], build: (db:
     const { sql, slots, constants } = compiled(ctx);
     const parameters = slots.map((slot, i) => (slot >= 0 ? args[slot] : constants[i]));
     const direct = ctx.direct;
-    if (direct && !direct.inTransaction && !ctx.db.isTransaction) {
-      const stmt = direct.prepare(sql);
-      if (stmt.reader) return stmt.all(parameters) as R[];
-      stmt.run(parameters);
-      return [];
-    }
+    if (direct && !direct.inTransaction && !ctx.db.isTransaction) return direct.run(sql, parameters) as R[];
     const result = await ctx.db.executeQuery<R>(CompiledQuery.raw(sql, parameters));
     return result.rows as R[];
   }
