@@ -22,7 +22,7 @@ export interface DeliveryWorkerDeps {
 export interface DeliveryWorkerTuning {
   /** Poll fallback for work created by other processes; default 1 s. */
   pollIntervalMs?: number;
-  /** How long a claim is held; default WEBHOOK_TIMEOUT + 60 s. */
+  /** How long a claim is held; default 2 × WEBHOOK_TIMEOUT + 5 s (an attempt is bounded by one timeout). */
   leaseMs?: number;
   /** The most deliveries one claim takes; default 100. */
   claimBatchSize?: number;
@@ -51,7 +51,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   const { config, store, clock, logger, dispatcher } = deps;
   const owner = tuning.workerId ?? `wkr_${randomBytes(8).toString('hex')}`;
   const pollMs = tuning.pollIntervalMs ?? 1000;
-  const leaseMs = tuning.leaseMs ?? config.webhookTimeoutMs + 60_000;
+  const leaseMs = tuning.leaseMs ?? 2 * config.webhookTimeoutMs + 5_000;
   const batchSize = tuning.claimBatchSize ?? 100;
   const pruneMs = tuning.pruneIntervalMs ?? 10 * 60_000;
   const schedule = config.webhookRetrySchedule;
