@@ -18,7 +18,11 @@ export type TestDialect = 'sqlite' | 'postgres';
  */
 export function testDialects(): TestDialect[] {
   const raw = process.env.TEST_DIALECTS ?? 'sqlite,postgres';
-  return raw.split(',').map((d) => d.trim()).filter(Boolean) as TestDialect[];
+  const dialects = raw.split(',').map((d) => d.trim()).filter(Boolean);
+  // A misspelt name must fail the run, not quietly test less (it would otherwise run as SQLite).
+  const unknown = dialects.filter((d) => d !== 'sqlite' && d !== 'postgres');
+  if (unknown.length > 0 || dialects.length === 0) throw new Error(`TEST_DIALECTS must list sqlite and/or postgres, got "${raw}"`);
+  return dialects as TestDialect[];
 }
 
 export const TEST_PG_ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
