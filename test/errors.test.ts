@@ -258,6 +258,25 @@ describe.each(testDialects())('errors (%s)', (dialect) => {
       const res = await env.request('GET', '/v1/projects?limit=5&colour=red&expand[]=x', { key: org.ownerKey });
       expect(res.status).toBe(200);
       expect(res.body.data.length).toBeGreaterThan(0);
+      for (const url of ['/v1/users?utm_source=x&limit=2', '/v1/webhooks?_=123', `/v1/projects/${projectId}?fields=name`, `/v1/users/${org.ownerId}?x=1`]) {
+        expect((await env.request('GET', url, { key: org.ownerKey })).status, url).toBe(200);
+      }
+      const put = await env.request('PUT', `/v1/projects/${projectId}?dry_run=true`, { key: org.ownerKey, body: { description: 'keep' } });
+      expect(put.status).toBe(200);
+    });
+
+    it('answers a JSON body that is not an object with validation_failed on every write route', async () => {
+      for (const [method, url] of [
+        ['POST', '/v1/users'],
+        ['PUT', `/v1/users/${org.ownerId}`],
+        ['POST', '/v1/webhooks'],
+      ] as const) {
+        for (const body of [null, ['x'], 'text']) {
+          const res = await env.request(method, url, { key: org.ownerKey, body });
+          expectError(res, 400, 'validation_failed');
+          expect(fields(res)).toEqual(['body']);
+        }
+      }
     });
   });
 
@@ -366,6 +385,19 @@ describe.each(testDialects())('errors (%s)', (dialect) => {
         'invalid_json',
       );
       expectError(await env.request('PUT', '/v1/projects/proj_doesnotexist', { key: org.ownerKey, body: { name: 'ok' } }), 404, 'not_found');
+      const user = await env.request('PUT', '/v1/users/user_doesnotexist', { key: org.ownerKey, body: { role: 'boss' } });
+      expectError(user, 400, 'validation_failed');
+      expect(fields(user)).toEqual(['role']);
+      expectError(await env.request('PUT', '/v1/users/user_doesnotexist', { key: org.ownerKey, body: { role: 'member' } }), 404, 'not_found');
+    });
+
+    it('403 before 400 on users and webhooks too', async () => {
+      expectError(await env.request('POST', '/v1/users', { key: viewerKey, body: { email: 'not-an-email' } }), 403, 'forbidden');
+      expectError(await env.request('PUT', '/v1/users/user_doesnotexist', { key: viewerKey, body: { role: 'boss' } }), 403, 'forbidden');
+      expectError(await env.request('POST', '/v1/webhooks', { key: viewerKey, body: { url: 5 } }), 403, 'forbidden');
+      expectError(await env.request('DELETE', '/v1/webhooks/wh_doesnotexist', { key: viewerKey }), 403, 'forbidden');
+      const users = await env.request('GET', '/v1/users?limit=100', { key: org.ownerKey });
+      expect(users.body.data.map((u: { email: string }) => u.email)).not.toContain('not-an-email');
     });
   });
 });
