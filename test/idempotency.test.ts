@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { fingerprint } from '../src/services/idempotency-service.js';
+import { ABANDONED_AFTER_MS, fingerprint } from '../src/services/idempotency-service.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
@@ -90,6 +90,35 @@ describe.each(testDialects())('idempotency (%s)', (dialect) => {
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('conflict');
     expect(await projectNames()).not.toContain('In flight');
+  });
+
+  it('lets a retry run a request whose first attempt was abandoned mid-flight', async () => {
+    const idem = freshKey();
+    const body = { name: 'Abandoned' };
+    const principal = await env.container.services.auth.authenticate(org.ownerKey);
+    await env.container.store.repos.idempotency.claim({
+      org_id: org.id,
+      api_key_id: principal!.keyId,
+      key: idem,
+      fingerprint: fingerprint('POST', '/v1/projects', body),
+      state: 'in_flight',
+      response_status: null,
+      response_body: null,
+      created_at: clock.now(),
+      expires_at: clock.now() + DAY_MS,
+    });
+    clock.advance(ABANDONED_AFTER_MS - 1);
+    expect((await post(org.ownerKey, idem, body)).status).toBe(409);
+    // A different request is still refused as a reuse, whatever the state of the first.
+    expect((await post(org.ownerKey, idem, { name: 'Other' })).status).toBe(422);
+    clock.advance(1);
+    const retried = await post(org.ownerKey, idem, body);
+    expect(retried.status).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    const replay = await post(org.ownerKey, idem, body);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.id).toBe(retried.body.id);
+    expect((await projectNames()).filter((n) => n === 'Abandoned')).toHaveLength(1);
   });
 
   it('lets exactly one of two concurrent identical requests run', async () => {

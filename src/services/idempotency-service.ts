@@ -4,6 +4,8 @@ import type { Clock } from '../lib/time.js';
 import type { Store } from '../db/store.js';
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
+/** No request runs this long: a claim still in flight after it belongs to a process that died mid-request. */
+export const ABANDONED_AFTER_MS = 2 * 60 * 1000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export type IdempotencyOutcome =
@@ -59,6 +61,10 @@ export function createIdempotencyService({ store, clock }: { store: Store; clock
       }
       if (existing.fingerprint !== print) throw errors.idempotencyKeyReused();
       if (existing.state !== 'done' || existing.response_status === null) {
+        // The first attempt never answered (its process was killed): the retry runs it instead.
+        if (existing.created_at <= now - ABANDONED_AFTER_MS && (await store.repos.idempotency.takeOverAbandoned(row, now - ABANDONED_AFTER_MS))) {
+          return { kind: 'proceed' };
+        }
         throw errors.conflict('a request with this Idempotency-Key is still in progress');
       }
       return { kind: 'replay', status: existing.response_status, body: existing.response_body ?? '' };

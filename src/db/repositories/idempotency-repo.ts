@@ -56,6 +56,24 @@ export function idempotencyRepository({ db }: RepoContext) {
       return Number(result.numUpdatedRows) > 0;
     },
 
+    /**
+     * Takes over a claim whose request was abandoned (its process died before answering): only while the
+     * row is still in flight and was claimed at or before `claimedBefore`, so one of several racing
+     * retries wins and a live request's claim is never taken.
+     */
+    async takeOverAbandoned(row: IdempotencyRow, claimedBefore: number): Promise<boolean> {
+      const result = await db
+        .updateTable('idempotency_keys')
+        .set(row)
+        .where('org_id', '=', row.org_id)
+        .where('api_key_id', '=', row.api_key_id)
+        .where('key', '=', row.key)
+        .where('state', '=', 'in_flight')
+        .where('created_at', '<=', claimedBefore)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
     /** Housekeeping across organisations: drops records past their 24 hours. */
     async purgeExpired(now: number): Promise<number> {
       const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();
