@@ -29,6 +29,13 @@ describe('PostgreSQL outage under traffic', () => {
     await server?.destroy();
   });
 
+  it('serving connections carry a statement timeout and an idle-in-transaction timeout', async () => {
+    const { rows } = await env.container.database.pgPool!.query<{ st: string; it: string }>(
+      "select current_setting('statement_timeout') as st, current_setting('idle_in_transaction_session_timeout') as it",
+    );
+    expect(rows[0]).toEqual({ st: '30s', it: '1min' });
+  });
+
   it('answers 503 service_unavailable at once while the database is down, recovers by itself, and loses no acknowledged write', async () => {
     const acknowledged: string[] = [];
     const outcomes: { status: number; code?: string; ms: number; phase: string }[] = [];

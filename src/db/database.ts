@@ -189,10 +189,21 @@ export function openDatabase(options: DatabaseOptions): Database {
 }
 
 export async function migrateToLatest(database: Database): Promise<string[]> {
-  const migrator = new Migrator({ db: database.db, provider: migrationProvider(database.dialect) });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  // The serving pool's statement timeout protects requests; a migration building an index on a large table
+  // must not hit it, so on PostgreSQL migrations run on their own connection without one.
+  const pool = database.pgPool
+    ? new pg.Pool({ ...database.pgPool.options, max: 1, statement_timeout: 0, idle_in_transaction_session_timeout: 0 })
+    : null;
+  pool?.on('error', () => {});
+  const db = pool ? new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }) : database.db;
+  try {
+    const migrator = new Migrator({ db, provider: migrationProvider(database.dialect) });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  } finally {
+    if (pool) await db.destroy();
+  }
 }
 
 /** Unique-constraint violation in either dialect. */
