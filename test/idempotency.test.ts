@@ -25,6 +25,22 @@ describe.each(testDialects())('idempotency (%s)', (dialect) => {
     return res.body.data.map((p: { name: string }) => p.name);
   }
 
+  /** What a first request holds while it runs: the key claimed, no response yet. */
+  async function claimInFlight(apiKey: string, idem: string, body: unknown): Promise<void> {
+    const principal = await env.container.services.auth.authenticate(apiKey);
+    await env.container.store.repos.idempotency.claim({
+      org_id: org.id,
+      api_key_id: principal!.keyId,
+      key: idem,
+      fingerprint: fingerprint('POST', '/v1/projects', body),
+      state: 'in_flight',
+      response_status: null,
+      response_body: null,
+      created_at: clock.now(),
+      expires_at: clock.now() + DAY_MS,
+    });
+  }
+
   const post = (key: string, idempotencyKey: string, body: unknown, url = '/v1/projects') =>
     env.request('POST', url, { key, body, headers: { 'idempotency-key': idempotencyKey } });
 
@@ -74,18 +90,7 @@ describe.each(testDialects())('idempotency (%s)', (dialect) => {
     const idem = freshKey();
     const body = { name: 'In flight' };
     const member = await org.member('owner');
-    const principal = await env.container.services.auth.authenticate(member.key);
-    await env.container.store.repos.idempotency.claim({
-      org_id: org.id,
-      api_key_id: principal!.keyId,
-      key: idem,
-      fingerprint: fingerprint('POST', '/v1/projects', body),
-      state: 'in_flight',
-      response_status: null,
-      response_body: null,
-      created_at: clock.now(),
-      expires_at: clock.now() + DAY_MS,
-    });
+    await claimInFlight(member.key, idem, body);
     const res = await post(member.key, idem, body);
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('conflict');
@@ -95,18 +100,7 @@ describe.each(testDialects())('idempotency (%s)', (dialect) => {
   it('lets a retry run a request whose first attempt was abandoned mid-flight', async () => {
     const idem = freshKey();
     const body = { name: 'Abandoned' };
-    const principal = await env.container.services.auth.authenticate(org.ownerKey);
-    await env.container.store.repos.idempotency.claim({
-      org_id: org.id,
-      api_key_id: principal!.keyId,
-      key: idem,
-      fingerprint: fingerprint('POST', '/v1/projects', body),
-      state: 'in_flight',
-      response_status: null,
-      response_body: null,
-      created_at: clock.now(),
-      expires_at: clock.now() + DAY_MS,
-    });
+    await claimInFlight(org.ownerKey, idem, body);
     clock.advance(ABANDONED_AFTER_MS - 1);
     expect((await post(org.ownerKey, idem, body)).status).toBe(409);
     // A different request is still refused as a reuse, whatever the state of the first.

@@ -1,11 +1,25 @@
-import type { Selectable } from 'kysely';
+import type { Selectable, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import { isUniqueViolation } from '../database.js';
-import type { IdempotencyKeysTable } from '../schema.js';
+import type { DB, IdempotencyKeysTable } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
 
 export function idempotencyRepository({ db }: RepoContext) {
+  type Replace = UpdateQueryBuilder<DB, 'idempotency_keys', 'idempotency_keys', UpdateResult>;
+
+  /** Overwrites the record of `row`'s key in place when `condition` still holds; true when it did. */
+  async function replaceWhere(row: IdempotencyRow, condition: (query: Replace) => Replace): Promise<boolean> {
+    const query = db
+      .updateTable('idempotency_keys')
+      .set(row)
+      .where('org_id', '=', row.org_id)
+      .where('api_key_id', '=', row.api_key_id)
+      .where('key', '=', row.key);
+    const result = await condition(query).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   return {
     /** Claims the key for a first request; returns the existing row when the key is taken. */
     async claim(row: IdempotencyRow): Promise<{ claimed: true } | { claimed: false; existing: IdempotencyRow | undefined }> {
@@ -45,15 +59,7 @@ export function idempotencyRepository({ db }: RepoContext) {
 
     /** Replaces an expired record in place (same primary key). */
     async replaceExpired(row: IdempotencyRow, now: number): Promise<boolean> {
-      const result = await db
-        .updateTable('idempotency_keys')
-        .set(row)
-        .where('org_id', '=', row.org_id)
-        .where('api_key_id', '=', row.api_key_id)
-        .where('key', '=', row.key)
-        .where('expires_at', '<=', now)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      return replaceWhere(row, (q) => q.where('expires_at', '<=', now));
     },
 
     /**
@@ -62,16 +68,7 @@ export function idempotencyRepository({ db }: RepoContext) {
      * retries wins and a live request's claim is never taken.
      */
     async takeOverAbandoned(row: IdempotencyRow, claimedBefore: number): Promise<boolean> {
-      const result = await db
-        .updateTable('idempotency_keys')
-        .set(row)
-        .where('org_id', '=', row.org_id)
-        .where('api_key_id', '=', row.api_key_id)
-        .where('key', '=', row.key)
-        .where('state', '=', 'in_flight')
-        .where('created_at', '<=', claimedBefore)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      return replaceWhere(row, (q) => q.where('state', '=', 'in_flight').where('created_at', '<=', claimedBefore));
     },
 
     /** Housekeeping across organisations: drops records past their 24 hours. */
