@@ -261,4 +261,28 @@ describe('many instances on one PostgreSQL and Redis', () => {
     const survivor = [apiA, apiB].find((api) => !killed.address || api !== killed.address)!;
     expect((await http(survivor, 'GET', '/readyz', null)).status).toBe(200);
   }, 120_000);
+
+  it('SIGTERM mid-attempt: the process finishes the attempt, records it, leaves no lease and exits 0', async () => {
+    holding.add('/drain');
+    const hook = await http(apiA, 'POST', '/v1/webhooks', org.api_key.key, { url: `${origin}/drain`, events: ['project.created'] });
+    expect(hook.status).toBe(201);
+    const alive = processes.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
+    const api = alive.find((p) => p.address)?.address ?? apiA;
+    expect((await http(api, 'POST', '/v1/projects', org.api_key.key, { name: 'drain me' })).status).toBe(201);
+    const drain = () => arrivals.filter((a) => a.path === '/drain');
+    await waitFor(() => drain().length === 1, 'the attempt to arrive');
+    const held = drain()[0]!;
+    const target = processes.find((p) => p.child.pid === held.pid)!;
+    expect(target).toBeDefined();
+    target.child.kill('SIGTERM');
+    // The process is draining, not gone: answer the attempt it is waiting on.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(target.child.exitCode).toBeNull();
+    held.res.writeHead(200).end('ok');
+    expect(await target.exited).toEqual({ code: 0, signal: null });
+    const { rows } = await db.query(`select status, attempt_count, lease_owner from deliveries where id = $1`, [held.deliveryId]);
+    expect(rows[0]).toEqual({ status: 'delivered', attempt_count: 1, lease_owner: null });
+    expect(drain()).toHaveLength(1);
+    holding.delete('/drain');
+  }, 60_000);
 });
