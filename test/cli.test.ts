@@ -122,6 +122,8 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
 
   beforeAll(async () => {
     world = await createCliWorld(dialect);
+    // Webhook targets on 127.0.0.1 are accepted (nothing listens there; the events are what is checked).
+    world.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS = 'true';
   });
 
   afterEach(() => {
@@ -256,6 +258,8 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
 
     const revoked = await cliJson(['key', 'revoke', key.id], world.env);
     expect(revoked).toMatchObject({ id: key.id, revoked_at: expect.any(String) });
+    // Revoking again succeeds and keeps the first revocation time.
+    expect((await cliJson(['key', 'revoke', key.id], world.env)).revoked_at).toBe(revoked.revoked_at);
     const after = await api(server, 'GET', '/v1/projects', key.key);
     expect(after.status).toBe(401);
     expect(after.body.error.code).toBe('unauthorized');
@@ -278,6 +282,50 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
     expect(revoke.code).toBe(1);
     expect(JSON.parse(revoke.stdout).error).toEqual({ code: 'not_found', message: expect.any(String) });
     expect(revoke.stderr).toContain('not found');
+  });
+
+  it('workflow and task stand-ins produce workflow.completed, workflow.failed and task.assigned events', async () => {
+    const org = await newOrg('Events Co', 'owner-e@example.com');
+    const orgId = org.organization.id;
+    const server = await served();
+    const project = await api(server, 'POST', '/v1/projects', org.api_key.key, { name: 'Pipeline' });
+    expect(project.status).toBe(201);
+    const hook = await api(server, 'POST', '/v1/webhooks', org.api_key.key, {
+      url: 'https://127.0.0.1:9/hook',
+      events: ['workflow.completed', 'workflow.failed', 'task.assigned'],
+    });
+    expect(hook.status).toBe(201);
+
+    const workflow = await cliJson(['workflow', 'create', '--org', orgId, '--project', project.body.id, '--name', 'Build'], world.env);
+    expect(workflow).toMatchObject({ id: expect.stringMatching(/^wf_/), project_id: project.body.id, name: 'Build', status: 'pending' });
+    expect(await cliJson(['workflow', 'complete', '--org', orgId, workflow.id], world.env)).toMatchObject({ id: workflow.id, status: 'completed' });
+    expect(await cliJson(['workflow', 'fail', '--org', orgId, workflow.id, '--error', 'disk full'], world.env)).toMatchObject({ status: 'failed' });
+
+    const task = await cliJson(['task', 'create', '--org', orgId, '--project', project.body.id, '--title', 'Review'], world.env);
+    expect(task).toMatchObject({ id: expect.stringMatching(/^task_/), project_id: project.body.id, title: 'Review', assignee_id: null });
+    const assigned = await cliJson(['task', 'assign', '--org', orgId, task.id, '--user', org.owner.id], world.env);
+    expect(assigned).toMatchObject({ id: task.id, assignee_id: org.owner.id });
+
+    const deliveries = await api(server, 'GET', `/v1/webhooks/${hook.body.id}/deliveries`, org.api_key.key);
+    expect(deliveries.status).toBe(200);
+    expect(deliveries.body.data.map((d: { event_type: string }) => d.event_type).sort()).toEqual(['task.assigned', 'workflow.completed', 'workflow.failed']);
+    const failed = deliveries.body.data.find((d: { event_type: string }) => d.event_type === 'workflow.failed');
+    const detail = await api(server, 'GET', `/v1/webhooks/${hook.body.id}/deliveries/${failed.id}`, org.api_key.key);
+    expect(JSON.parse(detail.body.payload).data).toEqual({ workflow_id: workflow.id, project_id: project.body.id, status: 'failed', error: 'disk full' });
+  });
+
+  it('workflow and task stand-ins exit 1 for unknown ids and 2 for a missing --error', async () => {
+    const org = await newOrg('Missing Co', 'owner-m@example.com');
+    const orgId = org.organization.id;
+    const unknownWorkflow = await runCli(['workflow', 'complete', '--org', orgId, 'wf_doesnotexist', '--json'], world.env);
+    expect(unknownWorkflow.code).toBe(1);
+    expect(JSON.parse(unknownWorkflow.stdout).error.code).toBe('not_found');
+    const unknownProject = await runCli(['task', 'create', '--org', orgId, '--project', 'proj_doesnotexist', '--title', 'T', '--json'], world.env);
+    expect(unknownProject.code).toBe(1);
+    expect(JSON.parse(unknownProject.stdout).error.code).toBe('not_found');
+    const noError = await runCli(['workflow', 'fail', '--org', orgId, 'wf_x'], world.env);
+    expect(noError.code).toBe(2);
+    expect(noError.stderr).toContain('missing required option --error');
   });
 
   it('a configuration error in a CLI command exits 1 naming the variable', async () => {

@@ -17,7 +17,9 @@ import { keyGroup } from './commands/key.js';
 import { migrateCommand } from './commands/migrate.js';
 import { orgGroup } from './commands/org.js';
 import { serveCommand, workerCommand } from './commands/server.js';
+import { taskGroup } from './commands/task.js';
 import { userGroup } from './commands/user.js';
+import { workflowGroup } from './commands/workflow.js';
 import { describeFailure, EXIT_OK, EXIT_USAGE, writeErr, writeJson, writeOut } from './output.js';
 
 export const registry: readonly CommandEntry[] = [
@@ -27,6 +29,8 @@ export const registry: readonly CommandEntry[] = [
   orgGroup,
   userGroup,
   keyGroup,
+  workflowGroup,
+  taskGroup,
   deliveriesGroup,
 ];
 
