@@ -60,32 +60,24 @@ function cachingSqlite(raw: BetterSqlite3.Database, capacity = 500): SqliteDatab
 }
 
 /**
- * The repositories' synchronous path (prepared.ts). Rows come back as arrays and become objects here:
- * better-sqlite3 builds row objects property by property in native code, which costs more than the
- * query itself for a page of 100 rows; plain JS objects built from the column names are faster.
+ * The repositories' synchronous read path (prepared.ts), on its own read-only connection: in WAL mode
+ * it reads the last committed state without waiting for the main connection's write transaction.
+ * Rows come back as arrays and become objects here: better-sqlite3 builds row objects property by
+ * property in native code, which costs more than the query itself for a page of 100 rows.
  */
-function directSqlite(raw: BetterSqlite3.Database, cached: SqliteDatabase): DirectSqlite {
+function directSqlite(reader: BetterSqlite3.Database): DirectSqlite {
+  const statements = cachingSqlite(reader);
   const columns = new WeakMap<object, string[]>();
   return {
-    run(sql, parameters) {
-      const stmt = cached.prepare(sql) as unknown as BetterSqlite3.Statement<unknown[], unknown[]>;
-      if (!stmt.reader) {
-        stmt.run(...parameters);
-        return [];
-      }
+    read(sql, parameters) {
+      const stmt = statements.prepare(sql) as unknown as BetterSqlite3.Statement<unknown[], unknown[]>;
+      if (!stmt.readonly || !stmt.reader) return undefined;
       let names = columns.get(stmt);
       if (!names) {
         names = stmt.columns().map((c) => c.name);
         columns.set(stmt, names);
       }
-      // raw mode is a flag on the shared statement: set and cleared within this synchronous call.
-      stmt.raw(true);
-      let rows: unknown[][];
-      try {
-        rows = stmt.all(...parameters);
-      } finally {
-        stmt.raw(false);
-      }
+      const rows = stmt.raw(true).all(...parameters);
       const out = new Array<Record<string, unknown>>(rows.length);
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!;
@@ -94,9 +86,6 @@ function directSqlite(raw: BetterSqlite3.Database, cached: SqliteDatabase): Dire
         out[i] = obj;
       }
       return out;
-    },
-    get inTransaction() {
-      return raw.inTransaction;
     },
   };
 }
@@ -128,18 +117,21 @@ function openSqlite(file: string): Database {
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
-  const cached = cachingSqlite(raw);
-  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: cached }) });
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: cachingSqlite(raw) }) });
+  // Opened after the main connection has switched the file to WAL (the mode is persistent).
+  const reader = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+  reader.pragma('busy_timeout = 5000');
   return {
     db,
     dialect: 'sqlite',
     pgPool: null,
-    direct: directSqlite(raw, cached),
+    direct: directSqlite(reader),
     async ping() {
       raw.prepare('select 1').get();
     },
     async close() {
       await db.destroy();
+      reader.close();
     },
   };
 }

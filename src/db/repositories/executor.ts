@@ -8,15 +8,16 @@ export type Executor = Kysely<DB>;
 export interface RepoContext {
   readonly db: Executor;
   readonly dialect: SqlDialect;
-  /** SQLite's connection itself, for prepared hot-path reads outside transactions (see prepared.ts). */
+  /** SQLite only: a read-only connection for prepared hot-path reads outside transactions (prepared.ts). */
   readonly direct?: DirectSqlite | null;
 }
 
 export interface DirectSqlite {
-  /** Runs one statement synchronously: the rows of a query, [] for a statement that returns none. */
-  run(sql: string, parameters: readonly unknown[]): unknown[];
-  /** True while a transaction is open on the connection. */
-  readonly inTransaction: boolean;
+  /**
+   * Runs a read-only statement synchronously on a read-only connection, which sees committed data
+   * only; undefined (not run) for a statement that writes.
+   */
+  read(sql: string, parameters: readonly unknown[]): unknown[] | undefined;
 }
 
 export interface Page<T> {

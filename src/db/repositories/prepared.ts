@@ -9,10 +9,10 @@ import type { Executor, RepoContext } from './executor.js';
  * constant of the query. Only values may vary between calls: the shape of the query must not depend on
  * the arguments (write one prepared query per shape).
  *
- * On SQLite, outside any transaction, the statement runs synchronously on the connection's statement
- * cache. That is safe only when no transaction is open on the single connection, because a read there
- * would see another request's uncommitted writes; when one is open, the query queues behind it through
- * Kysely exactly as before. Inside a transaction (repositories bound to `trx`) Kysely always runs it.
+ * On SQLite, a read outside any transaction runs synchronously on a second, read-only connection
+ * (database.ts). In WAL mode it sees exactly the committed data, so it neither queues behind a write
+ * transaction on the main connection nor sees that transaction's uncommitted rows. Writes, and
+ * everything inside a transaction (repositories bound to `trx`), run through Kysely as before.
  */
 export interface PreparedQuery<A extends unknown[], R> {
   all(ctx: RepoContext, ...args: A): Promise<R[]>;
@@ -50,7 +50,10 @@ export function prepared<A extends unknown[], R>(arity: A['length'], build: (db:
     const { sql, slots, constants } = compiled(ctx);
     const parameters = slots.map((slot, i) => (slot >= 0 ? args[slot] : constants[i]));
     const direct = ctx.direct;
-    if (direct && !direct.inTransaction && !ctx.db.isTransaction) return direct.run(sql, parameters) as R[];
+    if (direct && !ctx.db.isTransaction) {
+      const rows = direct.read(sql, parameters);
+      if (rows) return rows as R[];
+    }
     const result = await ctx.db.executeQuery<R>(CompiledQuery.raw(sql, parameters));
     return result.rows as R[];
   }

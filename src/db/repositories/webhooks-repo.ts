@@ -1,7 +1,17 @@
 import type { WebhookRow } from '../schema.js';
 import { toPage, type Page, type RepoContext } from './executor.js';
+import { prepared } from './prepared.js';
 
-export function webhooksRepository({ db, dialect }: RepoContext) {
+// The outbox reads these on every create, update and delete (compiled once: prepared.ts).
+const listAllSubscriptions = prepared(1, (db, orgId: string) =>
+  db.selectFrom('webhooks').select(['id', 'events']).where('org_id', '=', orgId).orderBy('seq'),
+);
+const listAllSubscriptionsForShare = prepared(1, (db, orgId: string) =>
+  db.selectFrom('webhooks').select(['id', 'events']).where('org_id', '=', orgId).orderBy('seq').forShare(),
+);
+
+export function webhooksRepository(ctx: RepoContext) {
+  const { db, dialect } = ctx;
   return {
     async insert(row: Omit<WebhookRow, 'seq'>): Promise<WebhookRow> {
       return db.insertInto('webhooks').values(row).returningAll().executeTakeFirstOrThrow();
@@ -29,9 +39,7 @@ export function webhooksRepository({ db, dialect }: RepoContext) {
      * deliveries it made (no pending delivery outlives its subscription); SQLite serialises writers.
      */
     async listAll(orgId: string): Promise<Pick<WebhookRow, 'id' | 'events'>[]> {
-      let query = db.selectFrom('webhooks').select(['id', 'events']).where('org_id', '=', orgId).orderBy('seq');
-      if (dialect === 'postgres') query = query.forShare();
-      return query.execute();
+      return (dialect === 'postgres' ? listAllSubscriptionsForShare : listAllSubscriptions).all(ctx, orgId);
     },
 
     async delete(orgId: string, webhookId: string): Promise<boolean> {
