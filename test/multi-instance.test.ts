@@ -223,6 +223,28 @@ describe('many instances on one PostgreSQL and Redis', () => {
     expect(new Set(healthy().map((a) => a.pid)).size).toBeGreaterThan(1);
   }, 120_000);
 
+  it('cursors from one instance continue on the other', async () => {
+    const { key } = await memberKey('viewer', 'read');
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let page = 0;
+    do {
+      const api = page++ % 2 ? apiB : apiA;
+      const res: { status: number; body: { data: { id: string }[]; next_cursor: string | null } } = await http(
+        api,
+        'GET',
+        `/v1/projects?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        key,
+      );
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.map((p) => p.id));
+      cursor = res.body.next_cursor;
+    } while (cursor);
+    expect(page).toBeGreaterThan(2);
+    const { rows } = await db.query(`select id from projects where org_id = $1 order by seq desc`, [org.organization.id]);
+    expect(seen).toEqual(rows.map((r: { id: string }) => r.id));
+  });
+
   it('a worker killed with SIGKILL mid-attempt: another worker completes its deliveries once the lease expires', async () => {
     holding.add('/stuck');
     const hook = await http(apiA, 'POST', '/v1/webhooks', org.api_key.key, { url: `${origin}/stuck`, events: ['project.created'] });
