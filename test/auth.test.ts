@@ -102,8 +102,11 @@ describe.each(testDialects())('authentication (%s)', (dialect) => {
     app.get('/v1/log-boom', { config: { auth: { resource: 'projects', action: 'read' } } }, async () => {
       throw new Error('boom');
     });
+    // Any route whose path carries a token (as invitation links do) logs at the default level here.
+    app.get('/v1/log-token/:token/x', async () => ({ ok: true }));
     await app.ready();
     const member = await org.member('viewer');
+    const INVITE_TOKEN = 'InviteTokenSecret0123456789abcdefXYZ';
     try {
       const calls: { method: 'GET' | 'POST'; url: string; key: string; payload?: string }[] = [
         { method: 'GET', url: '/v1/projects', key: org.ownerKey },
@@ -114,6 +117,10 @@ describe.each(testDialects())('authentication (%s)', (dialect) => {
         { method: 'GET', url: '/v1/log-boom', key: org.ownerKey },
         { method: 'GET', url: '/v1/projects', key: 'wsk_wrongwrongwrong' },
         { method: 'GET', url: '/v1/nope', key: org.ownerKey },
+        // Invitation tokens are credentials in the path: the request log must not keep them either.
+        { method: 'GET', url: `/invitations/${INVITE_TOKEN}`, key: 'none' },
+        { method: 'POST', url: `/invitations/${INVITE_TOKEN}/accept`, key: 'none', payload: '{"name":"N","password":"correct horse battery"}' },
+        { method: 'GET', url: `/v1/log-token/${INVITE_TOKEN}/x`, key: 'none' },
       ];
       for (const call of calls) {
         await app.inject({
@@ -130,7 +137,10 @@ describe.each(testDialects())('authentication (%s)', (dialect) => {
     expect(lines.length).toBeGreaterThanOrEqual(8); // the logger did receive the requests
     expect(log).toContain('request completed');
     expect(log).toContain('request failed');
-    for (const secret of [org.ownerKey, member.key, 'wsk_wrongwrongwrong', org.ownerKey.slice(4, 20)]) expect(log).not.toContain(secret);
+    for (const secret of [org.ownerKey, member.key, 'wsk_wrongwrongwrong', org.ownerKey.slice(4, 20), INVITE_TOKEN, 'correct horse']) {
+      expect(log).not.toContain(secret);
+    }
+    expect(log).toContain('/v1/log-token/[redacted]/x');
     expect(log.toLowerCase()).not.toContain('bearer');
     expect(log.toLowerCase()).not.toContain('authorization');
   });

@@ -8,6 +8,7 @@ describe.each(testDialects())('organisation isolation (%s)', (dialect) => {
   let projectA: Record<string, unknown>;
   let memberA: Record<string, unknown>;
   let webhookA: Record<string, unknown>;
+  let deliveryA: Record<string, unknown>;
 
   beforeAll(async () => {
     env = await createTestEnv(dialect);
@@ -22,6 +23,12 @@ describe.each(testDialects())('organisation isolation (%s)', (dialect) => {
     });
     expect(hook.status).toBe(201);
     webhookA = hook.body;
+    // A project created now gives A's subscription a delivery.
+    await env.request('POST', '/v1/projects', { key: orgA.ownerKey, body: { name: 'Delivered A' } });
+    const deliveries = await env.request('GET', `/v1/webhooks/${webhookA.id}/deliveries`, { key: orgA.ownerKey });
+    expect(deliveries.body.data).toHaveLength(1);
+    deliveryA = (await env.request('GET', `/v1/webhooks/${webhookA.id}/deliveries/${deliveries.body.data[0].id}`, { key: orgA.ownerKey })).body;
+    expect(deliveryA.id).toMatch(/^dlv_/);
     // B has items of its own, so an empty list cannot pass by accident.
     await env.request('POST', '/v1/projects', { key: orgB.ownerKey, body: { name: 'Mine B' } });
     await env.request('POST', '/v1/webhooks', { key: orgB.ownerKey, body: { url: 'https://b.example.com/hook', events: ['project.created'] } });
@@ -35,6 +42,9 @@ describe.each(testDialects())('organisation isolation (%s)', (dialect) => {
     { method: 'GET', url: `/v1/users/${memberA.id}` },
     { method: 'PUT', url: `/v1/users/${memberA.id}`, body: { role: 'viewer' } },
     { method: 'PUT', url: `/v1/users/${orgA.ownerId}`, body: { role: 'viewer' } },
+    { method: 'GET', url: `/v1/webhooks/${webhookA.id}/deliveries` },
+    { method: 'GET', url: `/v1/webhooks/${webhookA.id}/deliveries/${deliveryA.id}` },
+    { method: 'POST', url: `/v1/webhooks/${webhookA.id}/deliveries/${deliveryA.id}/replay` },
     { method: 'DELETE', url: `/v1/webhooks/${webhookA.id}` },
   ];
 
@@ -44,7 +54,7 @@ describe.each(testDialects())('organisation isolation (%s)', (dialect) => {
       expect(res.status, `${route.method} ${route.url}`).toBe(404);
       expect(res.body.error.code).toBe('not_found');
       // Indistinguishable from an id that exists nowhere.
-      const unknownUrl = route.url.replace(/_[a-z0-9]+$/, '_000000000000000000000000');
+      const unknownUrl = route.url.replace(/_[a-z0-9]+(\/[a-z]+)?$/, '_000000000000000000000000$1');
       const unknown = await env.request(route.method, unknownUrl, { key: orgB.ownerKey, ...(route.body ? { body: route.body } : {}) });
       expect(unknown.status).toBe(404);
       expect(res.body).toEqual(unknown.body);
@@ -61,6 +71,8 @@ describe.each(testDialects())('organisation isolation (%s)', (dialect) => {
     expect(owner.body.role).toBe('owner');
     const hooks = await env.request('GET', '/v1/webhooks', { key: orgA.ownerKey });
     expect(hooks.body.data.map((h: { id: string }) => h.id)).toEqual([webhookA.id]);
+    const delivery = await env.request('GET', `/v1/webhooks/${webhookA.id}/deliveries/${deliveryA.id}`, { key: orgA.ownerKey });
+    expect(delivery.body).toEqual(deliveryA);
   });
 
   it("never lists another organisation's items", async () => {

@@ -31,6 +31,10 @@ const ROUTES: RouteCase[] = [
   { name: 'webhooks list', kind: 'webhooks', method: 'GET', url: '/v1/webhooks', roles: ALL },
   { name: 'webhooks create', kind: 'webhooks', method: 'POST', url: '/v1/webhooks', body: (n) => ({ url: `https://hooks.example.com/${n}`, events: ['project.created'] }), roles: ['owner', 'admin'] },
   { name: 'webhooks delete', kind: 'webhooks', method: 'DELETE', url: `/v1/webhooks/wh_${MISSING}`, roles: ['owner', 'admin'] },
+  // Extension routes (delivery history and replay) follow the webhooks rules: reading is GET, replay is a write.
+  { name: 'deliveries list', kind: 'webhooks', method: 'GET', url: `/v1/webhooks/wh_${MISSING}/deliveries`, roles: ALL },
+  { name: 'delivery get', kind: 'webhooks', method: 'GET', url: `/v1/webhooks/wh_${MISSING}/deliveries/dlv_${MISSING}`, roles: ALL },
+  { name: 'delivery replay', kind: 'webhooks', method: 'POST', url: `/v1/webhooks/wh_${MISSING}/deliveries/dlv_${MISSING}/replay`, roles: ['owner', 'admin'] },
 ];
 
 /** What each scope grants, written out by hand from CONTRACT section 9 (not computed by the code under test). */

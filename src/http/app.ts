@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import type { Config } from '../config.js';
 import { DomainError, errors } from '../errors.js';
@@ -52,6 +52,12 @@ function sendError(reply: FastifyReply, domain: DomainError): FastifyReply {
   const body: { code: string; message: string; details?: unknown } = { code: domain.code, message: domain.message };
   if (domain.details) body.details = domain.details;
   return reply.code(domain.status).type('application/json; charset=utf-8').send({ error: body });
+}
+
+/** The URL as logged: a path parameter that is a credential (an invitation token) is masked. */
+function loggableUrl(request: FastifyRequest): string {
+  const token = (request.params as Record<string, unknown> | undefined)?.token;
+  return typeof token === 'string' && token.length > 0 ? request.url.split(token).join('[redacted]') : request.url;
 }
 
 /** Maps anything thrown during a request to the contract's status, code and body. */
@@ -129,7 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      { method: request.method, url: loggableUrl(request), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request completed',
     );
     done();
