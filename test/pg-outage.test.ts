@@ -2,6 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnv, type ApiResponse, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { createPrivatePg, type PrivatePg } from './helpers/private-pg.js';
+import { makeSelfSignedCertificate, startHttpsReceiver, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
+import { startDeliveryWorker, type RunningWorker } from '../src/delivery/index.js';
+import fs from 'node:fs';
 import { waitFor } from './helpers/redis.js';
 
 /**
@@ -12,6 +15,9 @@ describe('PostgreSQL outage under traffic', () => {
   let server: PrivatePg;
   let env: TestEnv;
   let org: TestOrg;
+  let cert: TestCertificate;
+  let receiver: HttpsReceiver;
+  let worker: RunningWorker;
 
   beforeAll(async () => {
     server = await createPrivatePg();
@@ -22,9 +28,18 @@ describe('PostgreSQL outage under traffic', () => {
     await admin.end();
     env = await createTestEnv('postgres', { env: { DATABASE_URL: server.adminUrl.replace(/\/postgres$/, '/workspace'), DATABASE_POOL_SIZE: '4' } });
     org = await env.createOrg();
+    // A delivery worker in the same process, delivering to a healthy receiver through the outage.
+    cert = makeSelfSignedCertificate();
+    receiver = await startHttpsReceiver(cert);
+    worker = await startDeliveryWorker(env.container, { ca: cert.cert, pollIntervalMs: 200 });
+    const hook = await env.request('POST', '/v1/webhooks', { key: org.ownerKey, body: { url: receiver.url('/hook'), events: ['project.created'] } });
+    expect(hook.status).toBe(201);
   }, 120_000);
 
   afterAll(async () => {
+    await worker?.stop();
+    await receiver?.close();
+    if (cert) fs.rmSync(cert.dir, { recursive: true, force: true });
     await env?.close();
     await server?.destroy();
   });
@@ -99,5 +114,9 @@ describe('PostgreSQL outage under traffic', () => {
     } while (cursor);
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
     expect(acknowledged.length).toBeGreaterThanOrEqual(40);
+
+    // The worker recovered by itself too: every acknowledged project's event reaches the receiver.
+    const delivered = () => new Set(receiver.at('/hook').map((r) => (JSON.parse(r.body.toString()) as { data: { project_id: string } }).data.project_id));
+    await waitFor(() => acknowledged.every((id) => delivered().has(id)), 'every acknowledged event to be delivered', 60_000);
   }, 120_000);
 });
