@@ -120,7 +120,7 @@ describe.each(testDialects())('errors (%s)', (dialect) => {
 
   describe('bodies', () => {
     it('answers malformed JSON with 400 invalid_json', async () => {
-      for (const payload of ['{"name": "x"', '{name: "x"}', 'nul', '{"name":"x"} trailing', '\u0000']) {
+      for (const payload of ['{"name": "x"', '{name: "x"}', 'nul', '{"name":"x"} trailing', '\u0000', '   ', '\n']) {
         const res = await env.request('POST', '/v1/projects', {
           key: org.ownerKey,
           payload,
@@ -148,6 +148,25 @@ describe.each(testDialects())('errors (%s)', (dialect) => {
       expectError(await env.request('PUT', `/v1/projects/${projectId}`, { key: org.ownerKey }), 400, 'invalid_json');
       expect(await projectCount()).toBe(before);
       expect(await existing()).toMatchObject({ name: 'Existing' });
+    });
+
+    it('accepts an empty body with a JSON content type on routes that take no body', async () => {
+      const scratch = await env.request('POST', '/v1/projects', { key: org.ownerKey, body: { name: 'Scratch' } });
+      const del = await env.request('DELETE', `/v1/projects/${scratch.body.id}`, {
+        key: org.ownerKey,
+        payload: '',
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(del.status).toBe(204);
+      // A bodiless POST (delivery replay) reaches its own checks: 404 for an unknown delivery, not 400.
+      const replay = await env.request('POST', '/v1/webhooks/wh_nope/deliveries/dlv_nope/replay', {
+        key: org.ownerKey,
+        payload: '',
+        headers: { 'content-type': 'application/json' },
+      });
+      expectError(replay, 404, 'not_found');
+      const bare = await env.request('POST', '/v1/webhooks/wh_nope/deliveries/dlv_nope/replay', { key: org.ownerKey });
+      expectError(bare, 404, 'not_found');
     });
 
     it('answers a JSON body that is not an object with 400 validation_failed', async () => {

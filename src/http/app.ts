@@ -117,6 +117,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
   // Only JSON bodies are accepted: everything else is 415.
   app.removeContentTypeParser('text/plain');
+  // Fastify's own JSON parser (with its prototype-poisoning guard), except that an empty body is no body:
+  // many clients send `Content-Type: application/json` on a DELETE or a bodiless POST. Routes that take a
+  // body still refuse it with invalid_json (the preValidation hook below).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    return parseJson(request, body.toString(), done);
+  });
 
   // A second router that knows every path and its methods, to tell 405 from 404.
   const methodRouter = FindMyWay({ maxParamLength: MAX_PARAM_LENGTH });
