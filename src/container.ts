@@ -79,6 +79,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const waker: Signal = pgWaker ?? createSignal();
   // REDIS_URL: shared rate limits and invalidated principal caching; without it, per-process limits, no cache.
   const shared = config.redisUrl ? createSharedState({ ...config, redisUrl: config.redisUrl }, logger, clock) : null;
+  // Start shared when Redis answers promptly, rather than logging a fallback for the first requests.
+  await shared?.waitReady(2000);
   const authEvents: AuthEvents = shared?.authEvents ?? noopAuthEvents;
   const rateLimiter: RateLimiter = shared?.rateLimiter ?? createMemoryRateLimiter(clock);
 

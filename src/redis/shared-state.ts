@@ -18,6 +18,8 @@ export interface SharedState {
   /** Wraps the database-backed auth service with the invalidated principal cache. */
   cachedAuth(inner: AuthService): AuthService;
   health(): Promise<'ok' | 'degraded'>;
+  /** Resolves once Redis is connected and subscribed, or after `ms` (then the instance starts degraded). */
+  waitReady(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,12 @@ export function createSharedState(config: Config & { redisUrl: string }, logger:
         return 'ok';
       } catch {
         return 'degraded';
+      }
+    },
+    async waitReady(ms) {
+      const deadline = Date.now() + ms;
+      while (Date.now() < deadline && !(redis.status === 'ready' && authEvents.listening())) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
       }
     },
     async close() {
