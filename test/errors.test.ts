@@ -335,6 +335,42 @@ describe.each(testDialects())('errors (%s)', (dialect) => {
     });
   });
 
+  describe('no 500 for anything a client can send', () => {
+    it('answers odd bodies, ids and queries on every route with a 4xx or success', async () => {
+      const hook = await env.request('POST', '/v1/webhooks', { key: org.ownerKey, body: { url: 'https://odd.example.com/h', events: ['project.created'] } });
+      expect(hook.status).toBe(201);
+      const routes: [string, string][] = [
+        ['GET', '/v1/projects'],
+        ['POST', '/v1/projects'],
+        ['PUT', `/v1/projects/${projectId}`],
+        ['POST', '/v1/users'],
+        ['PUT', `/v1/users/${org.ownerId}`],
+        ['POST', '/v1/webhooks'],
+        ['GET', `/v1/webhooks/${hook.body.id}/deliveries`],
+      ];
+      const bodies: unknown[] = [
+        {},
+        { name: 'x'.repeat(256), description: 'd'.repeat(1001) },
+        { name: '\u0000\ud800', email: '\u0000@example.com', role: 'owner\u0000', url: 'https://\u0000/', events: ['\u0000'] },
+        { name: { nested: { deep: [1, 2, 3] } }, events: 'project.created', url: ['https://a.example.com'] },
+        { name: 1e308, role: -0, email: 12345678901234567890, events: [null, 1, {}], url: 'https://[::1' },
+        { url: 'https://' + 'a'.repeat(3000) + '.example.com/', events: Array(500).fill('project.created'), secret: 's'.repeat(10_000) },
+        { email: 'a@' + 'b'.repeat(300) + '.com', role: 'member', name: '🙂'.repeat(300) },
+        { status: null, description: null, name: null, role: null, email: null, url: null, events: null },
+      ];
+      const queries = ['?limit=9999999999999999999999', '?cursor=%00', '?status[]=active', '?limit=1&limit=2', `?cursor=${'Y'.repeat(64)}`];
+      const failures: string[] = [];
+      for (const [method, url] of routes) {
+        const attempts = method === 'GET' ? queries.map((q) => ({ url: url + q })) : bodies.map((body) => ({ url, body }));
+        for (const attempt of attempts) {
+          const res = await env.request(method, attempt.url, { key: org.ownerKey, ...('body' in attempt ? { body: attempt.body } : {}) });
+          if (res.status >= 500 || res.body?.error?.code === 'internal_error') failures.push(`${method} ${attempt.url} ${JSON.stringify(attempt).slice(0, 80)} -> ${res.status}`);
+        }
+      }
+      expect(failures).toEqual([]);
+    });
+  });
+
   describe('request ids', () => {
     it('puts X-Request-Id on every response, errors included', async () => {
       const responses = [
