@@ -15,7 +15,7 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
   let paths = 0;
 
   beforeAll(async () => {
-    harness = await startDeliveryHarness(dialect, { WEBHOOK_RETRY_SCHEDULE: SCHEDULE, WEBHOOK_TIMEOUT: '700ms', WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY: '2' });
+    harness = await startDeliveryHarness(dialect, { WEBHOOK_RETRY_SCHEDULE: SCHEDULE, WEBHOOK_TIMEOUT: '2s', WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY: '2' });
     ({ cert, receiver, env } = harness);
   });
   // A fresh organisation per test, so each test sees only its own subscriptions and deliveries.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.js';
-import type { ClaimedDelivery } from '../db/repositories/deliveries-repo.js';
+import type { AttemptCompletion, ClaimedDelivery } from '../db/repositories/deliveries-repo.js';
 import type { DeliveryRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { newId } from '../lib/ids.js';
@@ -58,6 +58,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   const globalLimit = config.webhookConcurrency;
   const perWebhookLimit = config.webhookPerSubscriptionConcurrency;
 
+  const claimThreshold = Math.max(1, Math.min(batchSize, Math.ceil(globalLimit / 2)));
   const perWebhook = new Map<string, number>();
   const running = new Set<Promise<void>>();
   let stopping = false;
@@ -102,7 +103,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
       for (;;) {
         pumpAgain = false;
         const room = globalLimit - running.size;
-        if (room <= 0 || stopping) return; // a finishing attempt kicks again
+        // While attempts run, wait until a useful batch of slots is free: finishing attempts kick again.
+        if (stopping || room <= 0 || (running.size > 0 && room < claimThreshold)) return;
         const now = clock.now();
         const exclude = saturated();
         const claimed = await store.transaction((repos) =>
@@ -144,17 +146,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   }
 
   async function deliver(item: ClaimedDelivery): Promise<void> {
-    // The subscription must still exist now; its secret is read now, not at claim time.
-    const target = await store.repos.deliveries.loadQueueSendTarget(item.id, owner);
-    if (!target) {
-      await store.repos.deliveries.releaseQueueLease(item.id, owner);
-      return;
-    }
     const attemptNumber = item.attempt_count + 1;
     const result = await sendAttempt(
       {
-        url: target.url,
-        secret: target.secret,
+        url: item.url,
+        secret: item.secret,
         body: item.body,
         eventType: item.event_type,
         eventId: item.event_id,
@@ -183,8 +179,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
           ? { status: 'failed', failure_count: failures, next_attempt_at: null }
           : { status: 'pending', failure_count: failures, next_attempt_at: now + delay };
     }
-    await store.transaction((repos) =>
-      repos.deliveries.completeQueueAttempt(item.id, owner, {
+    await commitCompletion({
         attempt: {
           id: newId('att'),
           org_id: item.org_id,
@@ -205,11 +200,29 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
           attempt_count: attemptNumber,
           last_status_code: result.status,
           last_error: result.error,
-          updated_at: now,
         },
-      }),
-    );
+      });
     if (next.status === 'pending' && next.next_attempt_at !== null) arm(Math.max(10, next.next_attempt_at - clock.now()));
+  }
+
+  // Group commit: completions that finish close together share one short transaction.
+  let completions: { completion: AttemptCompletion; done: (err?: unknown) => void }[] = [];
+  function commitCompletion(completion: AttemptCompletion): Promise<void> {
+    return new Promise((resolve, reject) => {
+      completions.push({ completion, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      // A few milliseconds of grouping turn many small write transactions into one.
+      if (completions.length === 1) setTimeout(flushCompletions, 5);
+    });
+  }
+  function flushCompletions(): void {
+    const batch = completions;
+    completions = [];
+    store
+      .transaction((repos) => repos.deliveries.completeQueueAttempts(owner, batch.map((b) => b.completion), clock.now()))
+      .then(
+        () => batch.forEach((b) => b.done()),
+        (err: unknown) => batch.forEach((b) => b.done(err ?? new Error('completion failed'))),
+      );
   }
 
   async function prune(): Promise<void> {

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
 import { toPage, type Page, type RepoContext } from './executor.js';
 
-/** A delivery leased by the worker, with what it needs to send: the event's stored body. */
+/** A delivery leased by the worker, with what it needs to send: the event's stored body and the subscription. */
 export interface ClaimedDelivery {
   id: string;
   org_id: string;
@@ -13,10 +13,6 @@ export interface ClaimedDelivery {
   failure_count: number;
   replay_requested_at: number | null;
   body: string;
-}
-
-/** The subscription as loaded just before a send: it must still exist, and its secret is read then. */
-export interface SendTarget {
   url: string;
   secret: string;
 }
@@ -24,7 +20,7 @@ export interface SendTarget {
 export interface AttemptCompletion {
   attempt: Omit<DeliveryAttemptRow, 'seq'>;
   /** The delivery row's new state; applied only while the lease is still ours and it is still pending. */
-  delivery: Pick<DeliveryRow, 'status' | 'attempt_count' | 'failure_count' | 'next_attempt_at' | 'last_status_code' | 'last_error' | 'updated_at'>;
+  delivery: Pick<DeliveryRow, 'status' | 'attempt_count' | 'failure_count' | 'next_attempt_at' | 'last_status_code' | 'last_error'>;
 }
 
 export interface PruneCutoffs {
@@ -104,7 +100,7 @@ export function deliveriesRepository({ db, dialect }: RepoContext) {
     // ---- the worker's cross-organisation queue operations ----
 
     /**
-     * Leases up to `limit` due, unleased pending deliveries for `owner`, at most `perWebhook[id]` (or
+     * Runs inside a transaction. Leases up to `limit` due, unleased pending deliveries for `owner`, at most `perWebhook[id]` (or
      * `defaultPerWebhook`) per subscription and none of `excludeWebhooks`. The conditional UPDATE is the
      * claim: of two workers racing for a row, only one sees it unleased. PostgreSQL also skips rows another
      * worker is claiming at that instant instead of waiting on their locks.
@@ -128,7 +124,8 @@ export function deliveriesRepository({ db, dialect }: RepoContext) {
       if (excludeWebhooks.length > 0) scan = scan.where('webhook_id', 'not in', excludeWebhooks);
       // A window wider than the batch lets one busy subscription's backlog not fill the whole claim.
       const window = Math.min(limit * 4, 1000);
-      const ordered = scan.orderBy('next_attempt_at').orderBy('seq').limit(window);
+      // Index order only (no tie-break column): the scan stops after `window` rows instead of sorting the backlog.
+      const ordered = scan.orderBy('next_attempt_at').limit(window);
       const candidates = dialect === 'postgres' ? await ordered.forUpdate().skipLocked().execute() : await ordered.execute();
       const taken = new Map<string, number>();
       const seqs: number[] = [];
@@ -140,19 +137,26 @@ export function deliveriesRepository({ db, dialect }: RepoContext) {
         if (seqs.length >= limit) break;
       }
       if (seqs.length === 0) return [];
+      // No `status` test here: SQLite's planner would take the status index and walk the whole backlog
+      // instead of the primary key. The caller's transaction keeps the candidates pending meanwhile (SQLite
+      // holds the write lock from BEGIN IMMEDIATE; PostgreSQL locked them FOR UPDATE above), and the lease
+      // test still lets only one claimer win a row.
       const leased = await db
         .updateTable('deliveries')
         .set({ lease_owner: owner, lease_expires_at: now + leaseMs })
         .where('seq', 'in', seqs)
-        .where('status', '=', 'pending')
         .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
         .returning('seq')
         .execute();
       if (leased.length === 0) return [];
-      return db
+      const seqsLeased = leased.map((r) => r.seq);
+      // The subscription is checked and its secret read here, at claim time, the instant before sending.
+      const rows = await db
         .selectFrom('deliveries as d')
         .innerJoin('events as e', 'e.id', 'd.event_id')
+        .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'd.webhook_id').onRef('w.org_id', '=', 'd.org_id'))
         .select([
+          'd.seq',
           'd.id',
           'd.org_id',
           'd.event_id',
@@ -162,54 +166,53 @@ export function deliveriesRepository({ db, dialect }: RepoContext) {
           'd.failure_count',
           'd.replay_requested_at',
           'e.body',
+          'w.url',
+          'w.secret',
         ])
-        .where('d.seq', 'in', leased.map((r) => r.seq))
+        .where('d.seq', 'in', seqsLeased)
         .where('d.lease_owner', '=', owner)
         .orderBy('d.next_attempt_at')
         .orderBy('d.seq')
         .execute();
+      if (rows.length < seqsLeased.length) {
+        // Pending without a subscription: the deletion's cancellation did not reach it; it never goes out.
+        const found = new Set(rows.map((r) => r.seq));
+        await db
+          .updateTable('deliveries')
+          .set({ status: 'cancelled', next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now })
+          .where('seq', 'in', seqsLeased.filter((q) => !found.has(q)))
+          .where('lease_owner', '=', owner)
+          .execute();
+      }
+      return rows.map(({ seq: _seq, ...row }) => row);
     },
 
     /**
-     * Just before sending: the subscription must still exist (its secret is read now) and the delivery must
-     * still be pending under our lease; a deletion since the claim cancelled it. Undefined means do not send.
+     * Records finished attempts and moves their deliveries on (the worker commits a batch of completions in
+     * one transaction). Each update applies only if the delivery is still pending under our lease: a deletion
+     * may have cancelled it meanwhile; the attempt is still history, but the cancellation stands.
      */
-    async loadQueueSendTarget(deliveryId: string, owner: string): Promise<SendTarget | undefined> {
-      return db
-        .selectFrom('deliveries as d')
-        .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'd.webhook_id').onRef('w.org_id', '=', 'd.org_id'))
-        .select(['w.url', 'w.secret'])
-        .where('d.id', '=', deliveryId)
-        .where('d.status', '=', 'pending')
-        .where('d.lease_owner', '=', owner)
-        .executeTakeFirst();
-    },
-
-    /** Gives a claimed delivery back without an attempt (the worker is stopping, or the send was skipped). */
-    async releaseQueueLease(deliveryId: string, owner: string): Promise<void> {
-      await db
-        .updateTable('deliveries')
-        .set({ lease_owner: null, lease_expires_at: null })
-        .where('id', '=', deliveryId)
-        .where('lease_owner', '=', owner)
-        .execute();
-    },
-
-    /**
-     * Records the attempt and moves the delivery on. The caller runs this in one transaction; the update
-     * applies only if the delivery is still pending under our lease (a deletion may have cancelled it
-     * meanwhile: the attempt is still history, but the cancellation stands).
-     */
-    async completeQueueAttempt(deliveryId: string, owner: string, completion: AttemptCompletion): Promise<boolean> {
-      await db.insertInto('delivery_attempts').values(completion.attempt).execute();
-      const result = await db
-        .updateTable('deliveries')
-        .set({ ...completion.delivery, lease_owner: null, lease_expires_at: null, replay_requested_at: null })
-        .where('id', '=', deliveryId)
-        .where('status', '=', 'pending')
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+    async completeQueueAttempts(owner: string, completions: AttemptCompletion[], at: number): Promise<void> {
+      if (completions.length === 0) return;
+      await db.insertInto('delivery_attempts').values(completions.map((c) => c.attempt)).execute();
+      // Deliveries moving to the same state (typically: delivered on the first attempt with 200) share one UPDATE.
+      const groups = new Map<string, { delivery: AttemptCompletion['delivery']; ids: string[] }>();
+      for (const c of completions) {
+        const key = JSON.stringify(c.delivery);
+        const group = groups.get(key);
+        if (group) group.ids.push(c.attempt.delivery_id);
+        else groups.set(key, { delivery: c.delivery, ids: [c.attempt.delivery_id] });
+      }
+      for (const { delivery, ids } of groups.values()) {
+        await db
+          .updateTable('deliveries')
+          .set({ ...delivery, updated_at: at, lease_owner: null, lease_expires_at: null, replay_requested_at: null })
+          .where('id', 'in', ids)
+          // Still ours means still pending: a cancellation (subscription deleted) clears the lease. No
+          // `status` test, which would lead SQLite's planner onto the status index across the whole backlog.
+          .where('lease_owner', '=', owner)
+          .execute();
+      }
     },
 
     /**
@@ -229,12 +232,14 @@ export function deliveriesRepository({ db, dialect }: RepoContext) {
     async nextQueueDueAt(now: number, excludeWebhooks: string[]): Promise<number | null> {
       let query = db
         .selectFrom('deliveries')
-        .select((eb) => eb.fn.min('next_attempt_at').as('due'))
+        .select('next_attempt_at')
         .where('status', '=', 'pending')
+        .where('next_attempt_at', 'is not', null)
         .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]));
       if (excludeWebhooks.length > 0) query = query.where('webhook_id', 'not in', excludeWebhooks);
-      const row = await query.executeTakeFirst();
-      return row?.due === null || row?.due === undefined ? null : Number(row.due);
+      // ORDER BY + LIMIT walks the queue index and stops at the first match (min() would scan the range).
+      const row = await query.orderBy('next_attempt_at').limit(1).executeTakeFirst();
+      return row?.next_attempt_at ?? null;
     },
 
     /**
