@@ -115,7 +115,7 @@ export function createAdminService({ store, clock, authEvents }: { store: Store;
       const role = checkRole(input.role);
       const name = checkName(input.name, 'name');
       const now = clock.now();
-      return store.transaction(async (repos) => {
+      const result = await store.transaction(async (repos) => {
         if (!(await repos.organizations.findById(input.orgId))) throw errors.notFound('organization');
         const existing = await repos.users.findByEmail(input.orgId, normalizeEmail(email));
         if (existing?.status === 'active') throw errors.conflict('this e-mail belongs to an active member');
@@ -123,8 +123,7 @@ export function createAdminService({ store, clock, authEvents }: { store: Store;
           // An invited user added directly becomes active; the pending invitation link dies.
           await repos.invitations.closeOpenForUser(input.orgId, existing.id, now);
           const updated = await repos.users.update(input.orgId, existing.id, { role, status: 'active', name: name ?? existing.name, updated_at: now });
-          await authEvents.userChanged(existing.id);
-          return toUser(updated!);
+          return { user: toUser(updated!), reactivated: true };
         }
         try {
           const row = await repos.users.insert({
@@ -139,12 +138,15 @@ export function createAdminService({ store, clock, authEvents }: { store: Store;
             created_at: now,
             updated_at: now,
           });
-          return toUser(row);
+          return { user: toUser(row), reactivated: false };
         } catch (err) {
           if (isUniqueViolation(err)) throw errors.conflict('this e-mail belongs to a member already');
           throw err;
         }
       });
+      // Announced after commit: other instances must not re-read the old row while we wait for them.
+      if (result.reactivated) await authEvents.userChanged(result.user.id);
+      return result.user;
     },
 
     async createKey(input: { userId: string; scope: string; name?: string }): Promise<CreatedKey> {
