@@ -10,6 +10,8 @@
 // Options (flags or env):
 //   --duration S          seconds per measurement (BENCH_DURATION, default 10)
 //   --warmup S            warm-up seconds before each measurement (BENCH_WARMUP, default 2)
+//   --rounds N            repeat the whole alternating sequence N times; figures are medians (BENCH_ROUNDS, default 1)
+//   --server-warmup S     seconds of each read path once after the API starts (default 4; skipped with --warmup 0)
 //   --connections N       autocannon connections (BENCH_CONNECTIONS, default 50)
 //   --pipelining N        (default 1)
 //   --projects N          projects to seed (default 10100: page 100 of limit=100 exists and is full)
@@ -54,6 +56,8 @@ const num = (v, d) => (v === undefined || v === '' ? d : Number(v));
 const opts = {
   duration: num(args.duration ?? process.env.BENCH_DURATION, 10),
   warmup: num(args.warmup ?? process.env.BENCH_WARMUP, 2),
+  serverWarmup: num(args['server-warmup'], 4),
+  rounds: num(args.rounds ?? process.env.BENCH_ROUNDS, 1),
   connections: num(args.connections ?? process.env.BENCH_CONNECTIONS, 50),
   pipelining: num(args.pipelining, 1),
   projects: num(args.projects, 10_100),
@@ -273,38 +277,56 @@ try {
   }
   const bareRequest = [{ method: 'GET', path: '/' }];
 
-  // bare, A, bare, B, bare, ... bare: each endpoint is compared with the mean of the bare runs on either side.
-  const runBare = async () => (opts.bare ? [await run(bareUrls, bareRequest, {}, bares)] : []);
-  const bareRuns = await runBare();
-  const results = {};
-  for (const key of order) {
-    const s = scenarios[key];
-    process.stdout.write(`measuring ${s.label} ...`);
-    results[key] = await run(apiUrls, s.requests, auth, apis);
-    bareRuns.push(...(await runBare()));
-    const r = results[key];
-    process.stdout.write(` ${r.rps.toFixed(0)} req/s\n`);
-    if (r.non2xx || r.errors || r.timeouts) console.warn(`  WARNING: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  // A freshly started Node process runs these paths at half speed for several seconds (JIT, heap
+  // sizing); production servers are warm, so warm every read path before any measurement.
+  if (opts.warmup > 0) {
+    process.stdout.write('warming up the API ...\n');
+    for (const key of ['get', 'list', 'deep']) await measure(apiUrls, scenarios[key].requests, auth, opts.serverWarmup, apis);
   }
 
-  if (!opts.bare) bareRuns.push(...Array.from({ length: order.length + 1 }, () => ({ rps: NaN, p50: NaN, p99: NaN, cpuUsPerReq: NaN })));
+  // bare, A, bare, B, bare, ... bare: each endpoint is compared with the mean of the bare runs on either
+  // side. With --rounds N the whole sequence repeats and each figure is the median over the rounds.
+  const runBare = async () => (opts.bare ? await run(bareUrls, bareRequest, {}, bares) : { rps: NaN, p50: NaN, p99: NaN, mean: NaN, cpuUsPerReq: NaN });
+  const bareRuns = [];
+  const perRound = Object.fromEntries(order.map((key) => [key, []]));
+  for (let round = 1; round <= opts.rounds; round++) {
+    if (opts.rounds > 1) console.log(`round ${round} of ${opts.rounds}`);
+    let before = await runBare();
+    bareRuns.push(before);
+    for (const key of order) {
+      const s = scenarios[key];
+      process.stdout.write(`measuring ${s.label} ...`);
+      const r = await run(apiUrls, s.requests, auth, apis);
+      const after = await runBare();
+      bareRuns.push(after);
+      const bare = (before.rps + after.rps) / 2;
+      perRound[key].push({ ...r, bare, ratio: r.rps / bare });
+      before = after;
+      process.stdout.write(` ${r.rps.toFixed(0)} req/s\n`);
+      if (r.non2xx || r.errors || r.timeouts) console.warn(`  WARNING: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+    }
+  }
+
   const mean = (values) => values.reduce((a, v) => a + v, 0) / values.length;
+  const medianOf = (runs, field) => median(runs.map((r) => r[field]));
   const rows = [
     {
       key: 'bare',
-      label: `bare node:http (${projectBytes} B JSON)`,
-      ...bareRuns[0],
+      label: `bare node:http${opts.instances > 1 ? ` x${opts.instances}` : ''} (${projectBytes} B JSON)`,
       rps: mean(bareRuns.map((r) => r.rps)),
-      p50: median(bareRuns.map((r) => r.p50)),
-      p99: median(bareRuns.map((r) => r.p99)),
-      cpuUsPerReq: mean(bareRuns.map((r) => r.cpuUsPerReq)),
+      p50: medianOf(bareRuns, 'p50'),
+      p99: medianOf(bareRuns, 'p99'),
+      mean: medianOf(bareRuns, 'mean'),
+      cpuUsPerReq: medianOf(bareRuns, 'cpuUsPerReq'),
       ratio: 1,
     },
   ];
-  order.forEach((key, i) => {
-    const bare = (bareRuns[i].rps + bareRuns[i + 1].rps) / 2;
-    rows.push({ key, label: scenarios[key].label, ...results[key], bare, ratio: results[key].rps / bare });
-  });
+  for (const key of order) {
+    const runs = perRound[key];
+    const row = { key, label: scenarios[key].label, rounds: runs };
+    for (const field of ['rps', 'p50', 'p99', 'mean', 'cpuUsPerReq', 'bare', 'ratio', 'total', 'non2xx', 'errors', 'timeouts']) row[field] = medianOf(runs, field);
+    rows.push(row);
+  }
 
   // ---------------------------------------------------------------- targets
   const targets = [];
