@@ -114,5 +114,5 @@ describe.each(testDialects())('delivery survives kill -9 of serve (%s)', (dialec
     expect(JSON.parse(unknown.stdout).error.code).toBe('not_found');
     const badSince = await runCli(['deliveries', 'replay-failed', '--org', orgId, '--webhook', webhookId, '--since', 'yesterday'], env);
     expect(badSince.code).toBe(2);
-  });
+  }, 120_000);
 });

@@ -58,7 +58,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   const globalLimit = config.webhookConcurrency;
   const perWebhookLimit = config.webhookPerSubscriptionConcurrency;
 
-  const claimThreshold = Math.max(1, Math.min(batchSize, Math.ceil(globalLimit / 2)));
+  const claimThreshold = Math.max(1, Math.min(batchSize, Math.ceil(globalLimit / 4)));
   const perWebhook = new Map<string, number>();
   const running = new Set<Promise<void>>();
   let stopping = false;
