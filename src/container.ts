@@ -72,11 +72,11 @@ export async function createContainer(config: Config, options: ContainerOptions 
     sqliteFile: options.sqliteFile,
   });
   if (options.migrate) await migrateToLatest(database);
-  const store = createStore(database);
   // On PostgreSQL a wake also reaches workers in other processes (NOTIFY), so new events start at once.
   const pgWaker =
     database.pgPool && config.databaseUrl ? createPgWakeRelay({ pool: database.pgPool, connectionString: config.databaseUrl, logger }) : null;
   const waker: Signal = pgWaker ?? createSignal();
+  const store = createStore(database, waker);
   // REDIS_URL: shared rate limits and invalidated principal caching; without it, per-process limits, no cache.
   const shared = config.redisUrl ? createSharedState({ ...config, redisUrl: config.redisUrl }, logger, clock) : null;
   // Start shared when Redis answers promptly, rather than logging a fallback for the first requests.
@@ -90,13 +90,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
     admin: createAdminService({ store, clock, authEvents }),
     auth: shared ? shared.cachedAuth(createAuthService(store)) : createAuthService(store),
     idempotency: createIdempotencyService({ store, clock }),
-    projects: createProjectsService({ store, clock, waker }),
+    projects: createProjectsService({ store, clock }),
     users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     invitations: createInvitationsService({ store, clock, authEvents }),
     webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
     deliveries: createDeliveriesService({ store, clock, waker }),
-    workflows: createWorkflowsService({ store, clock, waker }),
-    tasks: createTasksService({ store, clock, waker }),
+    workflows: createWorkflowsService({ store, clock }),
+    tasks: createTasksService({ store, clock }),
   };
 
   const metricsRepo = metricsRepository({ db: database.db, dialect: database.dialect });

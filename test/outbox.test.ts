@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../src/db/store.js';
 import type { EventRow } from '../src/db/schema.js';
 import type { Clock } from '../src/lib/time.js';
+import { createStore, type Store } from '../src/db/store.js';
 import { createProjectsService } from '../src/services/projects-service.js';
 import { createTasksService } from '../src/services/tasks-service.js';
 import { createWorkflowsService } from '../src/services/workflows-service.js';
@@ -192,6 +192,11 @@ describe.each(testDialects())('transactional outbox (%s)', (dialect) => {
 
   describe('atomicity: the change and its event commit together or not at all', () => {
     /** The real store, except that writing the event fails inside the transaction. */
+    /** A store on the test database whose wakes are recorded (the container's waker also hears NOTIFY echoes). */
+    function spyStore(wakes: number[]): Store {
+      return createStore(env.container.database, { wake: () => wakes.push(1) });
+    }
+
     function storeWithBrokenOutbox(store: Store): Store {
       return {
         ...store,
@@ -218,7 +223,7 @@ describe.each(testDialects())('transactional outbox (%s)', (dialect) => {
       const task = await services().tasks.create(org.id, project.id, 'Step', workflow.id);
       const events = (await repos().events.listEvents(org.id)).length;
       const wakes: number[] = [];
-      const broken = createProjectsService({ store: storeWithBrokenOutbox(env.container.store), clock, waker: { wake: () => wakes.push(1) } });
+      const broken = createProjectsService({ store: storeWithBrokenOutbox(spyStore(wakes)), clock });
 
       await expect(broken.create(org.id, { name: 'Ghost' })).rejects.toThrow('outbox unavailable');
       await expect(broken.update(org.id, project.id, { name: 'Changed' })).rejects.toThrow('outbox unavailable');
@@ -240,7 +245,7 @@ describe.each(testDialects())('transactional outbox (%s)', (dialect) => {
       const task = await services().tasks.create(org.id, project.id, 'Step');
       const events = (await repos().events.listEvents(org.id)).length;
       const wakes: number[] = [];
-      const deps = { store: storeWithBrokenOutbox(env.container.store), clock, waker: { wake: () => wakes.push(1) } };
+      const deps = { store: storeWithBrokenOutbox(spyStore(wakes)), clock };
 
       await expect(createWorkflowsService(deps).completeRun(org.id, workflow.id)).rejects.toThrow('outbox unavailable');
       await expect(createWorkflowsService(deps).failRun(org.id, workflow.id, 'boom')).rejects.toThrow('outbox unavailable');
@@ -270,12 +275,15 @@ describe.each(testDialects())('transactional outbox (%s)', (dialect) => {
       const workflow = await services().workflows.create(org.id, project.id, 'Build');
       expect(workflow).toMatchObject({ project_id: project.id, name: 'Build', status: 'pending' });
       const events = (await repos().events.listEvents(org.id)).length;
-      const wakes: number[] = [];
-      const service = createWorkflowsService({ store: env.container.store, clock, waker: { wake: () => wakes.push(1) } });
+      // The store wakes workers once the unit of work has committed: the event is visible by then.
+      const visibleAtWake: Promise<number>[] = [];
+      const store = createStore(env.container.database, {
+        wake: () => visibleAtWake.push(repos().events.listEvents(org.id).then((rows) => rows.length - events)),
+      });
 
-      const done = await service.completeRun(org.id, workflow.id);
+      const done = await createWorkflowsService({ store, clock }).completeRun(org.id, workflow.id);
       expect(done.status).toBe('completed');
-      expect(wakes).toEqual([1]);
+      expect(await Promise.all(visibleAtWake)).toEqual([1]);
       const { body, webhookIds } = await onlyNewEvent(org.id, events);
       expect(body).toEqual({ event: 'workflow.completed', timestamp: iso(), data: { workflow_id: workflow.id, project_id: project.id, status: 'completed' } });
       expect(webhookIds).toEqual([onCompleted]);

@@ -4,7 +4,7 @@ import { toIso, type Clock } from '../lib/time.js';
 import type { ProjectRow, ProjectStatus } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { ProjectListRow } from '../db/repositories/projects-repo.js';
-import { recordEvent, type DeliveryWaker } from './events.js';
+import { recordEvent } from './events.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 
 export interface Project {
@@ -56,10 +56,9 @@ const emptyToNull = (value: string | null | undefined) => (value === '' || value
 export interface ProjectsServiceDeps {
   store: Store;
   clock: Clock;
-  waker: DeliveryWaker;
 }
 
-export function createProjectsService({ store, clock, waker }: ProjectsServiceDeps) {
+export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
   return {
     async list(orgId: string, page: PageRequest & { status?: ProjectStatus | undefined }): Promise<PageResult<ProjectListItem>> {
       const before = decodeCursor(page.cursor);
@@ -88,7 +87,6 @@ export function createProjectsService({ store, clock, waker }: ProjectsServiceDe
         await recordEvent(repos, { orgId, type: 'project.created', data: eventData(inserted), occurredAt: now });
         return inserted;
       });
-      waker.wake();
       return toProject(row);
     },
 
@@ -118,7 +116,6 @@ export function createProjectsService({ store, clock, waker }: ProjectsServiceDe
         });
         return { row: updated, changed: true };
       });
-      if (result.changed) waker.wake();
       return toProject(result.row);
     },
 
@@ -135,7 +132,6 @@ export function createProjectsService({ store, clock, waker }: ProjectsServiceDe
           occurredAt: now,
         });
       });
-      waker.wake();
     },
   };
 }

@@ -3,7 +3,7 @@ import { newId } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
 import type { TaskRow } from '../db/repositories/tasks-repo.js';
 import type { Store } from '../db/store.js';
-import { recordEvent, type DeliveryWaker } from './events.js';
+import { recordEvent } from './events.js';
 import { checkText } from './workflows-service.js';
 
 export interface Task {
@@ -31,11 +31,10 @@ export function toTask(row: TaskRow): Task {
 export interface TasksServiceDeps {
   store: Store;
   clock: Clock;
-  waker: DeliveryWaker;
 }
 
 /** Tasks are built in the dashboard (no /v1 API); assignment emits task.assigned. */
-export function createTasksService({ store, clock, waker }: TasksServiceDeps) {
+export function createTasksService({ store, clock }: TasksServiceDeps) {
   return {
     async get(orgId: string, taskId: string): Promise<Task> {
       const row = await store.repos.tasks.findById(orgId, taskId);
@@ -91,7 +90,6 @@ export function createTasksService({ store, clock, waker }: TasksServiceDeps) {
         });
         return { row: updated, changed: true };
       });
-      if (result.changed) waker.wake();
       return toTask(result.row);
     },
   };

@@ -3,7 +3,7 @@ import { newId } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
 import type { WorkflowRow } from '../db/repositories/workflows-repo.js';
 import type { Store } from '../db/store.js';
-import { recordEvent, type DeliveryWaker } from './events.js';
+import { recordEvent } from './events.js';
 
 export interface Workflow {
   id: string;
@@ -35,14 +35,13 @@ export function checkText(value: string, field: string): string {
 export interface WorkflowsServiceDeps {
   store: Store;
   clock: Clock;
-  waker: DeliveryWaker;
 }
 
 /**
  * Workflows are built in the dashboard (no /v1 API); this service is what it and the CLI call. Each
  * finished run moves the workflow to `completed` or `failed` and emits the matching event.
  */
-export function createWorkflowsService({ store, clock, waker }: WorkflowsServiceDeps) {
+export function createWorkflowsService({ store, clock }: WorkflowsServiceDeps) {
   async function finishRun(orgId: string, workflowId: string, outcome: { status: 'completed' } | { status: 'failed'; error: string }) {
     const now = clock.now();
     const row = await store.transaction(async (repos) => {
@@ -56,7 +55,6 @@ export function createWorkflowsService({ store, clock, waker }: WorkflowsService
       });
       return updated;
     });
-    waker.wake();
     return toWorkflow(row);
   }
 

@@ -10,6 +10,13 @@ export interface RepoContext {
   readonly dialect: SqlDialect;
   /** SQLite only: a read-only connection for prepared hot-path reads outside transactions (prepared.ts). */
   readonly direct?: DirectSqlite | null;
+  /** Set inside `store.transaction`: what the unit of work did, read by the store after commit. */
+  readonly unit?: UnitOfWork;
+}
+
+export interface UnitOfWork {
+  /** Pending deliveries inserted; the store wakes delivery workers after commit when above zero. */
+  deliveriesCreated: number;
 }
 
 export interface DirectSqlite {
