@@ -68,6 +68,11 @@ describe.each(testDialects())('webhooks (%s)', (dialect) => {
         { url: 'https://hooks.example.com/in', events: [], secret: 'short' },
         [{ field: 'events', message: 'must have at least 1 item(s)' }, { field: 'secret', message: 'must be at least 16 characters' }],
       ],
+      [
+        'an http:// url together with empty events',
+        { url: 'http://hooks.example.com/in', events: [] },
+        [{ field: 'url', message: HTTPS_MESSAGE }, { field: 'events', message: 'must have at least 1 item(s)' }],
+      ],
     ];
 
     it.each(cases)('%s', async (_name, body, details) => {

@@ -14,6 +14,7 @@ function makeAjv(coerce: boolean): Ajv {
     useDefaults: true,
     removeAdditional: false, // unknown body fields are errors, not silently dropped
     strict: false,
+    verbose: true, // errors carry their schema, so a `pattern` can name its rule (patternMessage)
   });
   addFormats(ajv, ['date-time', 'uri']);
   ajv.addFormat('email', EMAIL_PATTERN);
@@ -90,8 +91,10 @@ function describe(error: ErrorObject | FastifySchemaValidationError): string {
       return `must be ${String(params.allowedValue)}`;
     case 'format':
       return params.format === 'email' ? 'must be a valid e-mail address' : `must be a valid ${String(params.format)}`;
-    case 'pattern':
-      return 'has an invalid format';
+    case 'pattern': {
+      const custom = (error as { parentSchema?: { patternMessage?: unknown } }).parentSchema?.patternMessage;
+      return typeof custom === 'string' ? custom : 'has an invalid format';
+    }
     default:
       return error.message ?? 'is invalid';
   }

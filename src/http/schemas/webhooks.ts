@@ -34,7 +34,15 @@ export const ListWebhooksQuery = Type.Object({ ...PageQuery });
 
 export const CreateWebhookBody = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute https:// URL without user-info, at most 2,048 characters, on a public host.' }),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      // In the schema too, so a bad scheme is reported together with the other fields' errors (leading
+      // white space passes here and gets the service's more specific message).
+      pattern: '^\\s*[Hh][Tt][Tt][Pp][Ss]://',
+      patternMessage: 'must be an absolute https:// URL',
+      description: 'Absolute https:// URL without user-info, at most 2,048 characters, on a public host.',
+    }),
     events: Type.Array(EventName, { minItems: 1, description: 'At least one event name; duplicates are dropped.' }),
     secret: Type.Optional(
       Type.String({
