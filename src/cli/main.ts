@@ -34,7 +34,16 @@ export const registry: readonly CommandEntry[] = [
   deliveriesGroup,
 ];
 
+/** A reader that closed early (`workspace key list | head`) is not an error: stop quietly. */
+function exitQuietlyOnClosedPipe(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+}
+
 export async function main(givenArgv: string[]): Promise<number> {
+  exitQuietlyOnClosedPipe();
   // `workspace help key create` is `workspace key create --help`.
   const argv = givenArgv[0] === 'help' ? [...givenArgv.slice(1), '--help'] : givenArgv;
   const json = wantsJson(argv);
