@@ -82,6 +82,36 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
     expect(row).toMatchObject({ attempt_count: 1, failure_count: 0, last_status_code: 200, last_error: null, lease_owner: null });
   });
 
+  async function attemptCounts(): Promise<Record<string, number>> {
+    const res = await env.request('GET', '/metrics');
+    expect(res.status).toBe(200);
+    const counts: Record<string, number> = {};
+    for (const m of res.text.matchAll(/^workspace_delivery_attempts_total\{outcome="(\w+)"\} (\S+)$/gm)) counts[m[1]!] = Number(m[2]);
+    return counts;
+  }
+
+  it('reports each finished attempt on GET /metrics by outcome', async () => {
+    const before = await attemptCounts();
+    expect(Object.keys(before).sort()).toEqual(['delivered', 'failed', 'retry_scheduled']);
+    const ok = freshPath();
+    await subscribe(org, ok);
+    const [delivered] = await deliveriesOf(org.id, await emit(org.id, 'project.created'));
+    await settled(org.id, delivered!.id, 'delivered');
+    let after = await attemptCounts();
+    expect(after).toEqual({ ...before, delivered: before.delivered! + 1 });
+
+    // Another organisation, so its event does not also go to the first subscription.
+    const other = await env.createOrg('Other');
+    const down = freshPath();
+    receiver.on(down, (_req, res) => void res.writeHead(503).end('down'));
+    await subscribe(other, down);
+    const [failing] = await deliveriesOf(other.id, await emit(other.id, 'project.created'));
+    await settled(other.id, failing!.id, 'failed');
+    after = await attemptCounts();
+    // Six attempts: five failures that schedule a retry, then the sixth gives up.
+    expect(after).toEqual({ delivered: before.delivered! + 1, retry_scheduled: before.retry_scheduled! + 5, failed: before.failed! + 1 });
+  });
+
   it('sends each event type to subscriptions listening for it, and only to those', async () => {
     const all = freshPath();
     const onlyDeleted = freshPath();

@@ -29,11 +29,8 @@ export async function startDeliveryWorker(container: Container, options: StartDe
     connectTimeoutMs: config.webhookTimeoutMs,
     ...(options.ca !== undefined ? { ca: options.ca } : {}),
   });
-  // TODO(delivery): report each finished attempt with container.metrics.deliveryAttempt('delivered' |
-  // 'retry_scheduled' | 'failed') (src/lib/metrics.ts, exported on GET /metrics as
-  // workspace_delivery_attempts_total); until then only the database gauges show delivery outcomes.
   const worker = createDeliveryWorker(
-    { config, store, clock: container.clock, logger, waker: container.waker, dispatcher },
+    { config, store, clock: container.clock, logger, waker: container.waker, dispatcher, onAttemptFinished: (outcome) => container.metrics.deliveryAttempt(outcome) },
     options,
   );
   logger.info({ concurrency: config.webhookConcurrency, per_subscription: config.webhookPerSubscriptionConcurrency }, 'delivery worker started');

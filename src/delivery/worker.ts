@@ -7,6 +7,7 @@ import type { DeliveryRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { newId } from '../lib/ids.js';
 import type { Signal } from '../lib/signal.js';
+import type { AttemptOutcome } from '../lib/metrics.js';
 import type { Clock } from '../lib/time.js';
 import { sendAttempt, type AttemptResult } from './sender.js';
 
@@ -17,6 +18,8 @@ export interface DeliveryWorkerDeps {
   logger: FastifyBaseLogger;
   waker: Signal;
   dispatcher: Dispatcher;
+  /** Called once per finished attempt, after its result and the delivery's next state are stored. */
+  onAttemptFinished?: (outcome: AttemptOutcome) => void;
 }
 
 export interface DeliveryWorkerTuning {
@@ -202,6 +205,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
           last_error: result.error,
         },
       });
+    deps.onAttemptFinished?.(next.status === 'delivered' ? 'delivered' : next.status === 'pending' ? 'retry_scheduled' : 'failed');
     if (next.status === 'pending' && next.next_attempt_at !== null) arm(Math.max(10, next.next_attempt_at - clock.now()));
   }
 
