@@ -1,19 +1,8 @@
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './helpers/browser.js';
 import { latestInvitationToken } from './helpers/mail-outbox.js';
 import { createTestEnv, type TestEnv, type TestOrg } from './helpers/test-env.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 // The page is the same whatever the database, so one dialect is enough here.
 describe('invitation page in a browser (sqlite)', () => {
@@ -26,7 +15,7 @@ describe('invitation page in a browser (sqlite)', () => {
     env = await createTestEnv('sqlite');
     org = await env.createOrg('Browser & Co');
     baseUrl = await env.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
