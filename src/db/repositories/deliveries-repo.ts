@@ -1,6 +1,79 @@
 import { sql } from 'kysely';
 import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
 import { toPage, type Page, type RepoContext } from './executor.js';
+import { prepared } from './prepared.js';
+
+// The worker's completion statements, one row each and compiled once (prepared.ts): a batch of completions
+// runs them per row inside one transaction, so neither Kysely building nor a fresh SQLite prepare (a new
+// SQL text for every batch size or IN-list length) is paid per batch.
+const insertAttemptRow = prepared(
+  13,
+  (
+    db,
+    id: string,
+    orgId: string,
+    deliveryId: string,
+    attemptNumber: number,
+    trigger: string,
+    startedAt: number,
+    durationMs: number,
+    requestHeaders: string,
+    responseStatus: number | null,
+    responseHeaders: string | null,
+    responseBody: string | null,
+    error: string | null,
+    outcome: string,
+  ) =>
+    db.insertInto('delivery_attempts').values({
+      id,
+      org_id: orgId,
+      delivery_id: deliveryId,
+      attempt_number: attemptNumber,
+      trigger,
+      started_at: startedAt,
+      duration_ms: durationMs,
+      request_headers: requestHeaders,
+      response_status: responseStatus,
+      response_headers: responseHeaders,
+      response_body: responseBody,
+      error,
+      outcome,
+    }),
+);
+
+// Still ours means still pending: a cancellation (subscription deleted) clears the lease. No `status` test,
+// which would lead SQLite's planner onto the status index across the whole backlog.
+const completeDeliveryRow = prepared(
+  9,
+  (
+    db,
+    deliveryId: string,
+    owner: string,
+    status: DeliveryStatus,
+    attemptCount: number,
+    failureCount: number,
+    nextAttemptAt: number | null,
+    lastStatusCode: number | null,
+    lastError: string | null,
+    at: number,
+  ) =>
+    db
+      .updateTable('deliveries')
+      .set({
+        status,
+        attempt_count: attemptCount,
+        failure_count: failureCount,
+        next_attempt_at: nextAttemptAt,
+        last_status_code: lastStatusCode,
+        last_error: lastError,
+        updated_at: at,
+        lease_owner: null,
+        lease_expires_at: null,
+        replay_requested_at: null,
+      })
+      .where('id', '=', deliveryId)
+      .where('lease_owner', '=', owner),
+);
 
 /** A delivery leased by the worker, with what it needs to send: the event's stored body and the subscription. */
 export interface ClaimedDelivery {
@@ -34,7 +107,8 @@ export interface PruneCutoffs {
  * methods named `...Queue...` / `...AcrossOrgs` are the worker's cross-organisation queue operations,
  * addressed by delivery id only (the worker serves every organisation).
  */
-export function deliveriesRepository({ db, dialect }: RepoContext) {
+export function deliveriesRepository(ctx: RepoContext) {
+  const { db, dialect } = ctx;
   return {
     // ---- organisation-scoped ----
 
@@ -193,25 +267,9 @@ export function deliveriesRepository({ db, dialect }: RepoContext) {
      * may have cancelled it meanwhile; the attempt is still history, but the cancellation stands.
      */
     async completeQueueAttempts(owner: string, completions: AttemptCompletion[], at: number): Promise<void> {
-      if (completions.length === 0) return;
-      await db.insertInto('delivery_attempts').values(completions.map((c) => c.attempt)).execute();
-      // Deliveries moving to the same state (typically: delivered on the first attempt with 200) share one UPDATE.
-      const groups = new Map<string, { delivery: AttemptCompletion['delivery']; ids: string[] }>();
-      for (const c of completions) {
-        const key = JSON.stringify(c.delivery);
-        const group = groups.get(key);
-        if (group) group.ids.push(c.attempt.delivery_id);
-        else groups.set(key, { delivery: c.delivery, ids: [c.attempt.delivery_id] });
-      }
-      for (const { delivery, ids } of groups.values()) {
-        await db
-          .updateTable('deliveries')
-          .set({ ...delivery, updated_at: at, lease_owner: null, lease_expires_at: null, replay_requested_at: null })
-          .where('id', 'in', ids)
-          // Still ours means still pending: a cancellation (subscription deleted) clears the lease. No
-          // `status` test, which would lead SQLite's planner onto the status index across the whole backlog.
-          .where('lease_owner', '=', owner)
-          .execute();
+      for (const { attempt: a, delivery: d } of completions) {
+        await insertAttemptRow.all(ctx, a.id, a.org_id, a.delivery_id, a.attempt_number, a.trigger, a.started_at, a.duration_ms, a.request_headers, a.response_status, a.response_headers, a.response_body, a.error, a.outcome);
+        await completeDeliveryRow.all(ctx, a.delivery_id, owner, d.status, d.attempt_count, d.failure_count, d.next_attempt_at, d.last_status_code, d.last_error, at);
       }
     },
 
