@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
-import { toPage, type Page, type RepoContext } from './executor.js';
+import { toPage, type Executor, type Page, type RepoContext } from './executor.js';
 import { prepared } from './prepared.js';
 
 // The worker's completion statements, one row each and compiled once (prepared.ts): a batch of completions
@@ -39,6 +39,52 @@ const insertAttemptRow = prepared(
       error,
       outcome,
     }),
+);
+
+// The claim's statements without exclusions (the usual case), one row each for the lease and the load, so
+// their SQL text never varies with the batch.
+const dueScan = (db: Executor, now: number, window: number) =>
+  db
+    .selectFrom('deliveries')
+    .select(['seq', 'webhook_id'])
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+    // Index order only (no tie-break column): the scan stops after `window` rows instead of sorting the backlog.
+    .orderBy('next_attempt_at')
+    .limit(window);
+const dueScanSqlite = prepared(2, (db, now: number, window: number) => dueScan(db, now, window));
+const dueScanPostgres = prepared(2, (db, now: number, window: number) => dueScan(db, now, window).forUpdate().skipLocked());
+const leaseRow = prepared(4, (db, seq: number, owner: string, expiresAt: number, now: number) =>
+  db
+    .updateTable('deliveries')
+    .set({ lease_owner: owner, lease_expires_at: expiresAt })
+    .where('seq', '=', seq)
+    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+    .returning('seq'),
+);
+const claimedRow = prepared(2, (db, seq: number, owner: string) =>
+  db
+    .selectFrom('deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'd.webhook_id').onRef('w.org_id', '=', 'd.org_id'))
+    .select([
+      'd.seq',
+      'd.next_attempt_at',
+      'd.id',
+      'd.org_id',
+      'd.event_id',
+      'd.webhook_id',
+      'd.event_type',
+      'd.attempt_count',
+      'd.failure_count',
+      'd.replay_requested_at',
+      'e.body',
+      'w.url',
+      'w.secret',
+    ])
+    .where('d.seq', '=', seq)
+    .where('d.lease_owner', '=', owner),
 );
 
 // Still ours means still pending: a cancellation (subscription deleted) clears the lease. No `status` test,
@@ -189,18 +235,16 @@ export function deliveriesRepository(ctx: RepoContext) {
     }): Promise<ClaimedDelivery[]> {
       const { owner, now, leaseMs, limit, excludeWebhooks } = input;
       if (limit <= 0) return [];
-      let scan = db
-        .selectFrom('deliveries')
-        .select(['seq', 'webhook_id'])
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]));
-      if (excludeWebhooks.length > 0) scan = scan.where('webhook_id', 'not in', excludeWebhooks);
       // A window wider than the batch lets one busy subscription's backlog not fill the whole claim.
       const window = Math.min(limit * 4, 1000);
-      // Index order only (no tie-break column): the scan stops after `window` rows instead of sorting the backlog.
-      const ordered = scan.orderBy('next_attempt_at').limit(window);
-      const candidates = dialect === 'postgres' ? await ordered.forUpdate().skipLocked().execute() : await ordered.execute();
+      // The usual claim excludes no subscription: its scan is compiled once.
+      let candidates: { seq: number; webhook_id: string }[];
+      if (excludeWebhooks.length === 0) {
+        candidates = await (dialect === 'postgres' ? dueScanPostgres : dueScanSqlite).all(ctx, now, window);
+      } else {
+        const ordered = dueScan(db, now, window).where('webhook_id', 'not in', excludeWebhooks);
+        candidates = dialect === 'postgres' ? await ordered.forUpdate().skipLocked().execute() : await ordered.execute();
+      }
       const taken = new Map<string, number>();
       const seqs: number[] = [];
       for (const c of candidates) {
@@ -215,39 +259,18 @@ export function deliveriesRepository(ctx: RepoContext) {
       // instead of the primary key. The caller's transaction keeps the candidates pending meanwhile (SQLite
       // holds the write lock from BEGIN IMMEDIATE; PostgreSQL locked them FOR UPDATE above), and the lease
       // test still lets only one claimer win a row.
-      const leased = await db
-        .updateTable('deliveries')
-        .set({ lease_owner: owner, lease_expires_at: now + leaseMs })
-        .where('seq', 'in', seqs)
-        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
-        .returning('seq')
-        .execute();
-      if (leased.length === 0) return [];
-      const seqsLeased = leased.map((r) => r.seq);
+      const seqsLeased: number[] = [];
+      for (const seq of seqs) {
+        if ((await leaseRow.all(ctx, seq, owner, now + leaseMs, now)).length > 0) seqsLeased.push(seq);
+      }
+      if (seqsLeased.length === 0) return [];
       // The subscription is checked and its secret read here, at claim time, the instant before sending.
-      const rows = await db
-        .selectFrom('deliveries as d')
-        .innerJoin('events as e', 'e.id', 'd.event_id')
-        .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'd.webhook_id').onRef('w.org_id', '=', 'd.org_id'))
-        .select([
-          'd.seq',
-          'd.id',
-          'd.org_id',
-          'd.event_id',
-          'd.webhook_id',
-          'd.event_type',
-          'd.attempt_count',
-          'd.failure_count',
-          'd.replay_requested_at',
-          'e.body',
-          'w.url',
-          'w.secret',
-        ])
-        .where('d.seq', 'in', seqsLeased)
-        .where('d.lease_owner', '=', owner)
-        .orderBy('d.next_attempt_at')
-        .orderBy('d.seq')
-        .execute();
+      const rows: (ClaimedDelivery & { seq: number; next_attempt_at: number | null })[] = [];
+      for (const seq of seqsLeased) {
+        const row = await claimedRow.first(ctx, seq, owner);
+        if (row) rows.push(row);
+      }
+      rows.sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);
       if (rows.length < seqsLeased.length) {
         // Pending without a subscription: the deletion's cancellation did not reach it; it never goes out.
         const found = new Set(rows.map((r) => r.seq));
@@ -258,7 +281,7 @@ export function deliveriesRepository(ctx: RepoContext) {
           .where('lease_owner', '=', owner)
           .execute();
       }
-      return rows.map(({ seq: _seq, ...row }) => row);
+      return rows.map(({ seq: _seq, next_attempt_at: _next, ...row }) => row);
     },
 
     /**
