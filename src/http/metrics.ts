@@ -7,9 +7,10 @@ import type { Metrics } from '../lib/metrics.js';
  * unauthenticated and hidden from OpenAPI: expose it only on the internal network (docs/deployment.md).
  */
 export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  // Callback style like the other per-request hooks in app.ts: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
