@@ -30,6 +30,9 @@ export interface OptionSpec {
   check?: (value: string) => string | null;
 }
 
+/** `--org ORG`, required: every command that acts within one organisation declares it the same way. */
+export const ORG_OPTION: OptionSpec = { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true };
+
 export interface PositionalSpec {
   name: string;
   description: string;

@@ -32,3 +32,8 @@ export function pageResult<R extends { seq: number }, T>(
 ): PageResult<T> {
   return { items: page.rows.map(map), nextCursor: page.nextSeq === null ? null : encodeCursor(page.nextSeq) };
 }
+
+/** The contract's list envelope (CONTRACT section 3), as the API and the CLI's --json present a page. */
+export function toListEnvelope<T>(page: PageResult<T>): { data: T[]; next_cursor: string | null } {
+  return { data: page.items, next_cursor: page.nextCursor };
+}

@@ -2,8 +2,9 @@ import { parseDuration } from '../../config.js';
 import type { Container } from '../../container.js';
 import { errors } from '../../errors.js';
 import type { DeliveryDetail } from '../../services/deliveries-service.js';
-import { required, UsageError, type CommandGroup, type CommandInput } from '../command.js';
+import { ORG_OPTION, required, UsageError, type CommandGroup, type CommandInput } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
+import { toListEnvelope } from '../../services/pagination.js';
 import { withContainer } from '../runtime.js';
 
 const STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
@@ -54,7 +55,7 @@ export const deliveriesGroup: CommandGroup = {
       name: 'list',
       summary: "list a subscription's deliveries, newest first",
       options: {
-        org: { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true },
+        org: ORG_OPTION,
         webhook: { type: 'string', value: 'WEBHOOK', description: 'subscription id (wh_...)', required: true },
         status: { type: 'string', value: 'STATUS', description: 'only deliveries in this state', choices: STATUSES },
         limit: {
@@ -75,7 +76,7 @@ export const deliveriesGroup: CommandGroup = {
         );
         const table = formatTable(page.items, ['id', 'event_type', 'status', 'attempts', 'last_status_code', 'next_attempt_at', 'created_at']);
         return {
-          data: { data: page.items, next_cursor: page.nextCursor },
+          data: toListEnvelope(page),
           text: page.nextCursor ? `${table}\n\nMore: --cursor ${page.nextCursor}` : table,
         };
       },
@@ -110,7 +111,7 @@ export const deliveriesGroup: CommandGroup = {
       summary: 'queue a replay of every failed delivery of a subscription since a time',
       details: 'TIME is an ISO 8601 time (2026-11-22T09:00:00Z) or a duration meaning that long ago (30m, 24h, 7d);\nit selects deliveries by when their event occurred.',
       options: {
-        org: { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true },
+        org: ORG_OPTION,
         webhook: { type: 'string', value: 'WEBHOOK', description: 'subscription id (wh_...)', required: true },
         since: {
           type: 'string',

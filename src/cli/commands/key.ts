@@ -1,5 +1,5 @@
 import { parseScope } from '../../services/permissions.js';
-import { required, type CommandGroup } from '../command.js';
+import { ORG_OPTION, required, type CommandGroup } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';
 
@@ -53,7 +53,7 @@ export const keyGroup: CommandGroup = {
     {
       name: 'list',
       summary: "list an organisation's API keys (ids and prefixes, never secrets)",
-      options: { org: { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true } },
+      options: { org: ORG_OPTION },
       async run(input) {
         const keys = await withContainer(input, (c) => c.services.admin.listKeys(required(input, 'org')));
         return { data: { data: keys }, text: formatTable(keys, ['id', 'prefix', 'scope', 'name', 'user_id', 'created_at', 'revoked_at']) };

@@ -1,9 +1,7 @@
 import type { Task } from '../../services/tasks-service.js';
-import { required, type CommandGroup, type CommandResult } from '../command.js';
+import { ORG_OPTION, required, type CommandGroup, type CommandResult } from '../command.js';
 import { formatFields } from '../output.js';
 import { withContainer } from '../runtime.js';
-
-const ORG = { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true } as const;
 
 function shown(task: Task): CommandResult {
   return {
@@ -28,7 +26,7 @@ export const taskGroup: CommandGroup = {
       name: 'create',
       summary: 'create an unassigned task in a project',
       options: {
-        org: ORG,
+        org: ORG_OPTION,
         project: { type: 'string', value: 'PROJECT', description: 'project id (proj_...)', required: true },
         title: { type: 'string', value: 'TITLE', description: 'task title (1 to 255 characters)', required: true },
         workflow: { type: 'string', value: 'WORKFLOW_ID', description: 'a workflow of the same project' },
@@ -44,7 +42,7 @@ export const taskGroup: CommandGroup = {
     {
       name: 'assign',
       summary: 'assign or reassign a task: emits task.assigned (nothing when the assignee is unchanged)',
-      options: { org: ORG, user: { type: 'string', value: 'USER_ID', description: 'the assignee (user_...)', required: true } },
+      options: { org: ORG_OPTION, user: { type: 'string', value: 'USER_ID', description: 'the assignee (user_...)', required: true } },
       positionals: [{ name: 'TASK_ID', description: 'the task id' }],
       async run(input) {
         return shown(await withContainer(input, (c) => c.services.tasks.assign(required(input, 'org'), input.args[0]!, required(input, 'user'))));

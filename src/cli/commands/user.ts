@@ -1,5 +1,5 @@
 import { ROLES } from '../../services/permissions.js';
-import { required, type CommandGroup } from '../command.js';
+import { ORG_OPTION, required, type CommandGroup } from '../command.js';
 import { formatFields } from '../output.js';
 import { withContainer } from '../runtime.js';
 
@@ -12,7 +12,7 @@ export const userGroup: CommandGroup = {
       summary: 'add an active member directly (no invitation e-mail)',
       details: 'An invited user with the same e-mail becomes active with the given role; an active one is a conflict.',
       options: {
-        org: { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true },
+        org: ORG_OPTION,
         email: { type: 'string', value: 'EMAIL', description: 'e-mail address', required: true },
         role: { type: 'string', value: 'ROLE', description: 'role', required: true, choices: ROLES },
         name: { type: 'string', value: 'NAME', description: 'display name' },

@@ -1,9 +1,8 @@
 import type { Workflow } from '../../services/workflows-service.js';
-import { required, type CommandGroup, type CommandResult } from '../command.js';
+import { ORG_OPTION, required, type CommandGroup, type CommandResult } from '../command.js';
 import { formatFields } from '../output.js';
 import { withContainer } from '../runtime.js';
 
-const ORG = { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true } as const;
 const WORKFLOW_ID = [{ name: 'WORKFLOW_ID', description: 'the workflow id' }] as const;
 
 function shown(workflow: Workflow): CommandResult {
@@ -28,7 +27,7 @@ export const workflowGroup: CommandGroup = {
       name: 'create',
       summary: 'create a workflow in a project',
       options: {
-        org: ORG,
+        org: ORG_OPTION,
         project: { type: 'string', value: 'PROJECT', description: 'project id (proj_...)', required: true },
         name: { type: 'string', value: 'NAME', description: 'workflow name (1 to 255 characters)', required: true },
       },
@@ -41,7 +40,7 @@ export const workflowGroup: CommandGroup = {
     {
       name: 'complete',
       summary: 'record a successful run: emits workflow.completed',
-      options: { org: ORG },
+      options: { org: ORG_OPTION },
       positionals: WORKFLOW_ID,
       async run(input) {
         return shown(await withContainer(input, (c) => c.services.workflows.completeRun(required(input, 'org'), input.args[0]!)));
@@ -50,7 +49,7 @@ export const workflowGroup: CommandGroup = {
     {
       name: 'fail',
       summary: 'record a failed run: emits workflow.failed with the error',
-      options: { org: ORG, error: { type: 'string', value: 'TEXT', description: 'what went wrong', required: true } },
+      options: { org: ORG_OPTION, error: { type: 'string', value: 'TEXT', description: 'what went wrong', required: true } },
       positionals: WORKFLOW_ID,
       async run(input) {
         return shown(

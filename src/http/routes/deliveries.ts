@@ -3,6 +3,7 @@ import type { AppDeps } from '../app.js';
 import { principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { Delivery, DeliveryDetail, DeliveryList, DeliveryParams, ListDeliveriesQuery, NoQuery } from '../schemas/deliveries.js';
+import { toListEnvelope } from '../../services/pagination.js';
 
 const tags = ['Webhook deliveries'];
 
@@ -26,7 +27,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
     handler: async (request) => {
       const { limit = 20, cursor, status } = request.query;
       const page = await deliveries.list(principalOf(request).orgId, request.params.id, { limit, cursor, status });
-      return { data: page.items, next_cursor: page.nextCursor };
+      return toListEnvelope(page);
     },
   });
 

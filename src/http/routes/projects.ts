@@ -3,6 +3,7 @@ import type { AppDeps } from '../app.js';
 import { principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { CreateProjectBody, ListProjectsQuery, Project, ProjectList, UpdateProjectBody } from '../schemas/projects.js';
+import { toListEnvelope } from '../../services/pagination.js';
 
 const tags = ['Projects'];
 
@@ -15,7 +16,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     handler: async (request) => {
       const { limit = 20, cursor, status } = request.query;
       const page = await projects.list(principalOf(request).orgId, { limit, cursor, status });
-      return { data: page.items, next_cursor: page.nextCursor };
+      return toListEnvelope(page);
     },
   });
 

@@ -3,6 +3,7 @@ import type { AppDeps } from '../app.js';
 import { principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { InviteUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../schemas/users.js';
+import { toListEnvelope } from '../../services/pagination.js';
 
 const tags = ['Users'];
 
@@ -15,7 +16,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
     handler: async (request) => {
       const { limit = 20, cursor } = request.query;
       const page = await users.list(principalOf(request).orgId, { limit, cursor });
-      return { data: page.items, next_cursor: page.nextCursor };
+      return toListEnvelope(page);
     },
   });
 

@@ -3,6 +3,7 @@ import type { AppDeps } from '../app.js';
 import { principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { CreatedWebhook, CreateWebhookBody, ListWebhooksQuery, WebhookList } from '../schemas/webhooks.js';
+import { toListEnvelope } from '../../services/pagination.js';
 
 const tags = ['Webhooks'];
 
@@ -15,7 +16,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     handler: async (request) => {
       const { limit = 20, cursor } = request.query;
       const page = await webhooks.list(principalOf(request).orgId, { limit, cursor });
-      return { data: page.items, next_cursor: page.nextCursor };
+      return toListEnvelope(page);
     },
   });
 
