@@ -6,6 +6,11 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // The dashboard's one browser script: browser globals, no Node.
+    files: ['public/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { document: 'readonly', navigator: 'readonly', window: 'readonly', setTimeout: 'readonly' } },
+  },
+  {
     languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', Buffer: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', fetch: 'readonly', performance: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly' } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     // Builds dist/ once: the CLI suites run ./bin/workspace as a child process.
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',

@@ -30,6 +30,8 @@ export interface Config {
   readonly failedRetentionMs: number;
   readonly rateLimitPerMinute: number;
   readonly authFailureLimitPerMinute: number;
+  /** How many days audit log entries are kept before they may be deleted. */
+  readonly auditRetentionDays: number;
   readonly logLevel: string;
   readonly trustProxy: boolean;
 }
@@ -165,6 +167,7 @@ export function loadConfig(env: Env = process.env): Config {
     failedRetentionMs: readDuration(env, 'WEBHOOK_FAILED_RETENTION', '30d'),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, 1, 100_000_000),
     authFailureLimitPerMinute: readInt(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
+    auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 180, 1, 36_500),
     logLevel,
     trustProxy: readBool(env, 'TRUST_PROXY', false),
   });

@@ -14,12 +14,16 @@ import { metricsRepository } from './db/repositories/metrics-repo.js';
 import { createMetrics, type Metrics } from './lib/metrics.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createAdminService } from './services/admin-service.js';
+import { createApiKeysService } from './services/api-keys-service.js';
+import { createAuditService } from './services/audit-service.js';
 import { noopAuthEvents, type AuthEvents } from './services/auth-events.js';
 import { createAuthService } from './services/auth-service.js';
 import { createIdempotencyService } from './services/idempotency-service.js';
 import type { Services } from './services/index.js';
 import { createInvitationsService } from './services/invitations-service.js';
+import { createOrganizationsService } from './services/organizations-service.js';
 import { createProjectsService } from './services/projects-service.js';
+import { createSessionsService } from './services/sessions-service.js';
 import { createTasksService } from './services/tasks-service.js';
 import { createUsersService } from './services/users-service.js';
 import { createWebhooksService } from './services/webhooks-service.js';
@@ -86,8 +90,15 @@ export async function createContainer(config: Config, options: ContainerOptions 
 
   const mailer = createMailer(config);
 
+  const apiKeys = createApiKeysService({
+    store,
+    clock,
+    authEvents,
+    onTouchError: (err) => logger.warn({ err: (err as Error).message }, 'could not record when an API key was last used'),
+  });
   const services: Services = {
-    admin: createAdminService({ store, clock, authEvents }),
+    admin: createAdminService({ store, clock, authEvents, apiKeys }),
+    apiKeys,
     auth: shared ? shared.cachedAuth(createAuthService(store)) : createAuthService(store),
     idempotency: createIdempotencyService({ store, clock }),
     projects: createProjectsService({ store, clock }),
@@ -97,6 +108,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
     deliveries: createDeliveriesService({ store, clock, waker }),
     workflows: createWorkflowsService({ store, clock }),
     tasks: createTasksService({ store, clock }),
+    audit: createAuditService({ store, clock, retentionMs: config.auditRetentionDays * 86_400_000 }),
+    sessions: createSessionsService({ store, clock }),
+    organizations: createOrganizationsService({ store }),
   };
 
   const metricsRepo = metricsRepository({ db: database.db, dialect: database.dialect });

@@ -39,6 +39,7 @@ const BAD_VALUES: Array<[variable: string, values: string[]]> = [
   ['WEBHOOK_DELIVERED_RETENTION', ['a week']],
   ['WEBHOOK_FAILED_RETENTION', ['1 month']],
   ['AUTH_FAILURE_LIMIT_PER_MINUTE', ['0', 'none']],
+  ['AUDIT_RETENTION_DAYS', ['0', '36501', '30d', '1.5', '-1']],
   ['LOG_LEVEL', ['verbose']],
   ['TRUST_PROXY', ['sometimes']],
 ];
@@ -65,6 +66,7 @@ describe('configuration', () => {
     expect(config.webhookRetrySchedule).toEqual([30_000, 120_000, 600_000, 1_800_000, 7_200_000]);
     expect(config.webhookTimeoutMs).toBe(10_000);
     expect(config.rateLimitPerMinute).toBe(1000);
+    expect(config.auditRetentionDays).toBe(180);
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -88,6 +90,7 @@ describe('configuration', () => {
       RATE_LIMIT_PER_MINUTE: '50',
       TRUST_PROXY: 'yes',
       LOG_LEVEL: 'debug',
+      AUDIT_RETENTION_DAYS: '36500',
     });
     expect(config).toMatchObject({
       port: 0,
@@ -103,6 +106,7 @@ describe('configuration', () => {
       rateLimitPerMinute: 50,
       trustProxy: true,
       logLevel: 'debug',
+      auditRetentionDays: 36_500,
     });
     expect(loadConfig({ HOST: 'localhost' }).host).toBe('localhost');
     expect(loadConfig({ DATA_DIR: path.join(scratch, 'created-later') }).dataDir).toBe(path.join(scratch, 'created-later'));

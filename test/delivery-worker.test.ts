@@ -3,6 +3,7 @@ import { verifySignature } from '../src/index.js';
 import { recordEvent, type EventType } from '../src/services/events.js';
 import { testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { startDeliveryHarness, startHttpsReceiver, waitFor, type DeliveryHarness, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
+import { cliActor } from '../src/services/actor.js';
 
 const SCHEDULE = '100ms,100ms,100ms,100ms,100ms';
 
@@ -242,7 +243,7 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
     healthy = true;
 
     const deliveries = env.container.services.deliveries;
-    const queued = await deliveries.replay(org.id, hook.id, d1!.id);
+    const queued = await deliveries.replay(cliActor(org.id), hook.id, d1!.id);
     expect(queued).toMatchObject({ id: d1!.id, status: 'pending', attempts: 6 });
     const done = await settled(org.id, d1!.id, 'delivered');
     expect(done).toMatchObject({ attempt_count: 7, failure_count: 6 });
@@ -254,15 +255,15 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
     expect(history.at(-1)).toMatchObject({ attempt_number: 7, trigger: 'replay', outcome: 'success' });
 
     // A replay of a delivered delivery is allowed; one still pending is refused.
-    await expect(deliveries.replay(org.id, hook.id, d1!.id)).resolves.toMatchObject({ status: 'pending' });
-    await expect(deliveries.replay(org.id, hook.id, d1!.id)).rejects.toMatchObject({ status: 409, code: 'conflict' });
+    await expect(deliveries.replay(cliActor(org.id), hook.id, d1!.id)).resolves.toMatchObject({ status: 'pending' });
+    await expect(deliveries.replay(cliActor(org.id), hook.id, d1!.id)).rejects.toMatchObject({ status: 409, code: 'conflict' });
     await settled(org.id, d1!.id, 'delivered');
 
-    const bulk = await deliveries.replayFailed(org.id, hook.id, 0);
+    const bulk = await deliveries.replayFailed(cliActor(org.id), hook.id, 0);
     expect(bulk).toEqual({ replayed: 1 });
     const d2done = await settled(org.id, d2!.id, 'delivered');
     expect(d2done.attempt_count).toBe(7);
-    expect(await deliveries.replayFailed(org.id, hook.id, 0)).toEqual({ replayed: 0 });
+    expect(await deliveries.replayFailed(cliActor(org.id), hook.id, 0)).toEqual({ replayed: 0 });
   });
 
   it('a failed replay leaves the delivery failed without automatic retries', async () => {
@@ -272,7 +273,7 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
     const eventId = await emit(org.id, 'project.created');
     const [d] = await deliveriesOf(org.id, eventId);
     await settled(org.id, d!.id, 'failed');
-    await env.container.services.deliveries.replay(org.id, hook.id, d!.id);
+    await env.container.services.deliveries.replay(cliActor(org.id), hook.id, d!.id);
     await waitFor('the replay attempt', async () => (await attemptsOf(org.id, d!.id)).length === 7);
     const row = await settled(org.id, d!.id, 'failed');
     expect(row).toMatchObject({ attempt_count: 7, failure_count: 6, next_attempt_at: null });

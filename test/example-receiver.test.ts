@@ -5,6 +5,7 @@ import { request, Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../src/services/events.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from './helpers/https-receiver.js';
+import { cliActor } from '../src/services/actor.js';
 
 const RECEIVER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../examples/receiver.mjs');
 const SECRET = 'example-secret-0123456789';
@@ -44,7 +45,7 @@ describe('examples/receiver.mjs against the worker (sqlite)', () => {
     waker.wake();
     const [delivery] = await store.repos.events.listDeliveriesForEvent(org.id, event.id);
     await waitFor('delivered', async () => (await store.repos.deliveries.findById(org.id, delivery!.id))?.status === 'delivered');
-    await env.container.services.deliveries.replay(org.id, hook.body.id, delivery!.id);
+    await env.container.services.deliveries.replay(cliActor(org.id), hook.body.id, delivery!.id);
     const attempts = await waitFor('the replay recorded', async () => {
       const a = await store.repos.deliveries.listAttempts(org.id, delivery!.id);
       return a.length === 2 ? a : null;

@@ -6,6 +6,7 @@ import { createProjectsService } from '../src/services/projects-service.js';
 import { createTasksService } from '../src/services/tasks-service.js';
 import { createWorkflowsService } from '../src/services/workflows-service.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
+import { cliActor } from '../src/services/actor.js';
 
 const START = Date.UTC(2026, 10, 22, 9, 30, 0, 0);
 
@@ -225,9 +226,9 @@ describe.each(testDialects())('transactional outbox (%s)', (dialect) => {
       const wakes: number[] = [];
       const broken = createProjectsService({ store: storeWithBrokenOutbox(spyStore(wakes)), clock });
 
-      await expect(broken.create(org.id, { name: 'Ghost' })).rejects.toThrow('outbox unavailable');
-      await expect(broken.update(org.id, project.id, { name: 'Changed' })).rejects.toThrow('outbox unavailable');
-      await expect(broken.remove(org.id, project.id)).rejects.toThrow('outbox unavailable');
+      await expect(broken.create(cliActor(org.id), { name: 'Ghost' })).rejects.toThrow('outbox unavailable');
+      await expect(broken.update(cliActor(org.id), project.id, { name: 'Changed' })).rejects.toThrow('outbox unavailable');
+      await expect(broken.remove(cliActor(org.id), project.id)).rejects.toThrow('outbox unavailable');
 
       const listed = await env.request('GET', '/v1/projects', { key: org.ownerKey });
       expect(listed.body.data.map((p: { name: string }) => p.name)).toEqual(['Kept']);

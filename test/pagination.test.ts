@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from './helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
+import { cliActor } from '../src/services/actor.js';
 
 describe.each(testDialects())('pagination (%s)', (dialect) => {
   let env: TestEnv;
@@ -15,7 +16,7 @@ describe.each(testDialects())('pagination (%s)', (dialect) => {
   async function createProjects(org: TestOrg, count: number, prefix: string, status?: 'active' | 'draft'): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const project = await env.container.services.projects.create(org.id, { name: `${prefix} ${i}`, ...(status ? { status } : {}) });
+      const project = await env.container.services.projects.create(cliActor(org.id), { name: `${prefix} ${i}`, ...(status ? { status } : {}) });
       ids.push(project.id);
     }
     return ids;
@@ -133,7 +134,7 @@ describe.each(testDialects())('pagination (%s)', (dialect) => {
       actives.push(...(await createProjects(org, 2, `Active ${i}`, 'active')));
     }
     const archived = actives.slice(0, 4);
-    for (const id of archived) await env.container.services.projects.update(org.id, id, { status: 'archived' });
+    for (const id of archived) await env.container.services.projects.update(cliActor(org.id), id, { status: 'archived' });
 
     expect(await walk('/v1/projects?status=draft', org.ownerKey, 5)).toEqual([...drafts].reverse());
     expect(await walk('/v1/projects?status=archived', org.ownerKey, 3)).toEqual([...archived].reverse());

@@ -77,6 +77,65 @@ export interface ApiKeysTable {
   scope: string;
   created_at: number;
   revoked_at: number | null;
+  /** Written at most once a minute per key, off the request path. */
+  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface SessionsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: number;
+  /** Idle timeout is measured from here; refreshed at most once a minute. */
+  last_seen_at: number;
+  /** The absolute end: created_at + 12 h. */
+  expires_at: number;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export type AuthTokenPurpose = 'setup' | 'reset' | 'choice';
+
+export interface AuthTokensTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  user_id: string;
+  purpose: AuthTokenPurpose;
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export type ActorType = 'user' | 'cli' | 'system';
+export type AuditSource = 'api' | 'dashboard' | 'cli' | 'system';
+export type AuditOutcome = 'success' | 'failure';
+
+export interface AuditLogTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  occurred_at: number;
+  actor_type: ActorType;
+  actor_id: string | null;
+  /** The actor as they were named at the time (e-mail), kept even after the user is removed. */
+  actor_label: string | null;
+  api_key_id: string | null;
+  session_id: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  target_label: string | null;
+  source: AuditSource;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  outcome: AuditOutcome;
+  /** JSON object `{ field: { old, new } }`; never a secret. */
+  changes: string | null;
 }
 
 export interface InvitationsTable {
@@ -184,6 +243,9 @@ export interface DB {
   events: EventsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  sessions: SessionsTable;
+  auth_tokens: AuthTokensTable;
+  audit_log: AuditLogTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -195,5 +257,8 @@ export type InvitationRow = Selectable<InvitationsTable>;
 export type EventRow = Selectable<EventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type DeliveryAttemptRow = Selectable<DeliveryAttemptsTable>;
+export type SessionRow = Selectable<SessionsTable>;
+export type AuthTokenRow = Selectable<AuthTokensTable>;
+export type AuditLogRow = Selectable<AuditLogTable>;
 export type NewProject = Insertable<ProjectsTable>;
 export type ProjectUpdate = Updateable<ProjectsTable>;

@@ -30,7 +30,16 @@ export async function startDeliveryWorker(container: Container, options: StartDe
     ...(options.ca !== undefined ? { ca: options.ca } : {}),
   });
   const worker = createDeliveryWorker(
-    { config, store, clock: container.clock, logger, waker: container.waker, dispatcher, onAttemptFinished: (outcome) => container.metrics.deliveryAttempt(outcome) },
+    {
+      config,
+      store,
+      clock: container.clock,
+      logger,
+      waker: container.waker,
+      dispatcher,
+      onAttemptFinished: (outcome) => container.metrics.deliveryAttempt(outcome),
+      pruneAuditLog: () => container.services.audit.prune(),
+    },
     options,
   );
   logger.info({ concurrency: config.webhookConcurrency, per_subscription: config.webhookPerSubscriptionConcurrency }, 'delivery worker started');

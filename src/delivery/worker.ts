@@ -20,6 +20,8 @@ export interface DeliveryWorkerDeps {
   dispatcher: Dispatcher;
   /** Called once per finished attempt, after its result and the delivery's next state are stored. */
   onAttemptFinished?: (outcome: AttemptOutcome) => void;
+  /** Audit log retention, run on the history-pruning cadence; returns how many rows it removed. */
+  pruneAuditLog?: () => Promise<number>;
 }
 
 export interface DeliveryWorkerTuning {
@@ -247,8 +249,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   }
 
   const unsubscribe = deps.waker.subscribe(() => kick());
-  const runPrune = () =>
+  async function pruneAuditLog(): Promise<void> {
+    if (!deps.pruneAuditLog || stopping) return;
+    const removed = await deps.pruneAuditLog();
+    if (removed > 0) logger.info({ removed }, 'delivery worker: pruned audit log');
+  }
+
+  // Each runs on its own: a failure of one does not hold back the other.
+  const runPrune = () => {
     void prune().catch((err) => logger.error({ err }, 'delivery worker: pruning failed'));
+    void pruneAuditLog().catch((err) => logger.error({ err }, 'delivery worker: audit log pruning failed'));
+  };
   const firstPrune = setTimeout(runPrune, Math.min(5000, pruneMs));
   const pruneTimer = setInterval(runPrune, pruneMs);
   firstPrune.unref?.();

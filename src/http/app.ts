@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -10,6 +11,7 @@ import { newId } from '../lib/ids.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Services } from '../services/index.js';
+import { dashboardPlugin } from './dashboard/plugin.js';
 import { registerAuth } from './hooks/auth.js';
 import { registerIdempotency } from './hooks/idempotency.js';
 import { registerMetrics } from './metrics.js';
@@ -200,7 +202,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Cookies are read by the dashboard and by the invitation page (which ends signed in).
+  await app.register(cookie);
   for (const plugin of routes) await app.register(plugin, deps);
+  await app.register(dashboardPlugin, { ...deps, prefix: '/dashboard' });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -33,25 +33,28 @@ export function createFallbackRateLimiter({ shared, local, sharedAvailable, logg
     }
   }
 
-  return {
-    async hit(bucket, limit, windowMs): Promise<RateLimitDecision> {
-      if (sharedAvailable()) {
-        try {
-          const decision = await shared.hit(bucket, limit, windowMs);
-          if (degraded) {
-            degraded = false;
-            throttle.reset('fallback');
-            logger.warn('shared rate limiter (redis) answering again: limits are shared across instances');
-          }
-          return decision;
-        } catch (err) {
-          fallBack((err as Error).message);
+  async function decide(method: 'hit' | 'peek', bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    if (sharedAvailable()) {
+      try {
+        const decision = await shared[method](bucket, limit, windowMs);
+        if (degraded) {
+          degraded = false;
+          throttle.reset('fallback');
+          logger.warn('shared rate limiter (redis) answering again: limits are shared across instances');
         }
-      } else {
-        fallBack('redis is not connected');
+        return decision;
+      } catch (err) {
+        fallBack((err as Error).message);
       }
-      return local.hit(bucket, limit, windowMs);
-    },
+    } else {
+      fallBack('redis is not connected');
+    }
+    return local[method](bucket, limit, windowMs);
+  }
+
+  return {
+    hit: (bucket, limit, windowMs) => decide('hit', bucket, limit, windowMs),
+    peek: (bucket, limit, windowMs) => decide('peek', bucket, limit, windowMs),
     degraded: () => degraded || !sharedAvailable(),
     async close() {
       await Promise.all([shared.close(), local.close()]);

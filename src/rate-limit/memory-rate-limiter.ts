@@ -55,6 +55,13 @@ export function createMemoryRateLimiter(clock: Clock, sweepEveryMs = 60_000): Ra
   }, sweepEveryMs);
   sweep.unref();
 
+  /** The refusal when the (pruned) log is full, or null when one more request fits. */
+  function refusal(log: SlidingLog, limit: number, windowMs: number, now: number): RateLimitDecision | null {
+    if (log.size < limit) return null;
+    const retryAfterMs = log.oldest() + windowMs - now;
+    return { allowed: false, limit, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
+  }
+
   return {
     async hit(bucket, limit, windowMs): Promise<RateLimitDecision> {
       longestWindow = Math.max(longestWindow, windowMs);
@@ -65,12 +72,18 @@ export function createMemoryRateLimiter(clock: Clock, sweepEveryMs = 60_000): Ra
         logs.set(bucket, log);
       }
       log.prune(now - windowMs);
-      if (log.size >= limit) {
-        const retryAfterMs = log.oldest() + windowMs - now;
-        return { allowed: false, limit, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
-      }
+      const refused = refusal(log, limit, windowMs, now);
+      if (refused) return refused;
       log.push(now);
       return { allowed: true, limit, remaining: limit - log.size, retryAfterSeconds: 0 };
+    },
+    async peek(bucket, limit, windowMs): Promise<RateLimitDecision> {
+      const now = clock.now();
+      // No bucket is created: peeking at unknown clients must not cost memory.
+      const log = logs.get(bucket);
+      if (!log) return { allowed: true, limit, remaining: limit - 1, retryAfterSeconds: 0 };
+      log.prune(now - windowMs);
+      return refusal(log, limit, windowMs, now) ?? { allowed: true, limit, remaining: limit - log.size - 1, retryAfterSeconds: 0 };
     },
     async close() {
       clearInterval(sweep);

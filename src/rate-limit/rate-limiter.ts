@@ -13,5 +13,11 @@ export interface RateLimitDecision {
  */
 export interface RateLimiter {
   hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision>;
+  /**
+   * The decision `hit` would return right now, without recording anything: for refusing an attempt
+   * before doing its work (a sign-in once too many failures were recorded), where only failures are hit.
+   * `remaining` counts this attempt as if it were recorded, like `hit` does.
+   */
+  peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision>;
   close(): Promise<void>;
 }

@@ -25,9 +25,34 @@ local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
 return {0, 0, tonumber(oldest[2]) + window - now}
 `;
 
+/**
+ * The same decision without recording: prunes expired entries (which the next hit would drop anyway)
+ * but adds nothing and leaves the expiry alone. Returns {allowed, remaining, retry-after ms} like SCRIPT.
+ */
+const PEEK_SCRIPT = `
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local count = redis.call('ZCARD', key)
+if count < limit then
+  return {1, limit - count - 1, 0}
+end
+local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+return {0, 0, tonumber(oldest[2]) + window - now}
+`;
+
 type ScriptRedis = Redis & {
   workspaceRateLimit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]>;
+  workspaceRateLimitPeek(key: string, limit: number, windowMs: number): Promise<[number, number, number]>;
 };
+
+function toDecision([allowed, remaining, retryAfterMs]: [number, number, number], limit: number): RateLimitDecision {
+  if (allowed === 1) return { allowed: true, limit, remaining, retryAfterSeconds: 0 };
+  return { allowed: false, limit, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
+}
 
 export interface RedisRateLimiterOptions {
   /** Prepended to every bucket key (`ws:` by default; tests use a unique one per run). */
@@ -37,6 +62,7 @@ export interface RedisRateLimiterOptions {
 export function createRedisRateLimiter(redis: Redis, { prefix }: RedisRateLimiterOptions): RateLimiter {
   // defineCommand sends EVALSHA and falls back to EVAL once if the server lost its script cache.
   if (!('workspaceRateLimit' in redis)) redis.defineCommand('workspaceRateLimit', { numberOfKeys: 1, lua: SCRIPT });
+  if (!('workspaceRateLimitPeek' in redis)) redis.defineCommand('workspaceRateLimitPeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
   const client = redis as ScriptRedis;
   // Members must be unique across instances even within one millisecond.
   const instance = randomBytes(6).toString('hex');
@@ -45,9 +71,10 @@ export function createRedisRateLimiter(redis: Redis, { prefix }: RedisRateLimite
   return {
     async hit(bucket, limit, windowMs): Promise<RateLimitDecision> {
       const member = `${instance}:${(counter = (counter + 1) % Number.MAX_SAFE_INTEGER)}`;
-      const [allowed, remaining, retryAfterMs] = await client.workspaceRateLimit(`${prefix}rl:${bucket}`, limit, windowMs, member);
-      if (allowed === 1) return { allowed: true, limit, remaining, retryAfterSeconds: 0 };
-      return { allowed: false, limit, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
+      return toDecision(await client.workspaceRateLimit(`${prefix}rl:${bucket}`, limit, windowMs, member), limit);
+    },
+    async peek(bucket, limit, windowMs): Promise<RateLimitDecision> {
+      return toDecision(await client.workspaceRateLimitPeek(`${prefix}rl:${bucket}`, limit, windowMs), limit);
     },
     // The connection belongs to whoever created it.
     async close() {},

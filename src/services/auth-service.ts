@@ -29,7 +29,7 @@ export function createAuthService(store: Store): AuthService {
       if (!row || row.user_status !== 'active') return null;
       const scope = parseScope(row.scope);
       if (!scope) return null;
-      return { keyId: row.key_id, orgId: row.org_id, userId: row.user_id, role: row.role, scope };
+      return { keyId: row.key_id, orgId: row.org_id, userId: row.user_id, email: row.email, role: row.role, scope };
     },
   };
 }

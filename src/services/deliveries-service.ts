@@ -2,6 +2,8 @@ import { errors } from '../errors.js';
 import { toIso, type Clock } from '../lib/time.js';
 import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../db/schema.js';
 import type { Store } from '../db/store.js';
+import { authorize, type Actor } from './actor.js';
+import { recordAudit } from './audit.js';
 import type { DeliveryWaker, EventType } from './events.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 
@@ -120,13 +122,27 @@ export function createDeliveriesService({ store, clock, waker }: DeliveriesServi
     },
 
     /** Queues one replay attempt; 409 while the delivery is still pending or was cancelled. */
-    async replay(orgId: string, webhookId: string | null, deliveryId: string): Promise<Delivery> {
+    async replay(actor: Actor, webhookId: string | null, deliveryId: string): Promise<Delivery> {
+      authorize(actor, 'webhooks', 'create');
+      const { orgId } = actor;
       if (webhookId !== null) await requireWebhook(orgId, webhookId);
       const row = await requireDelivery(orgId, webhookId, deliveryId);
       if (!(await store.repos.webhooks.findById(orgId, row.webhook_id))) {
         throw errors.conflict('the subscription of this delivery was deleted; it cannot be replayed');
       }
-      const queued = await store.repos.deliveries.requestReplay(orgId, deliveryId, clock.now());
+      const now = clock.now();
+      const queued = await store.transaction(async (repos) => {
+        const done = await repos.deliveries.requestReplay(orgId, deliveryId, now);
+        if (done) {
+          await recordAudit(repos, actor, {
+            action: 'delivery.replayed',
+            target: { type: 'delivery', id: deliveryId, label: row.event_type },
+            changes: { status: { old: row.status, new: 'pending' } },
+            at: now,
+          });
+        }
+        return done;
+      });
       if (!queued) {
         const current = await requireDelivery(orgId, webhookId, deliveryId);
         throw current.status === 'pending'
@@ -138,9 +154,23 @@ export function createDeliveriesService({ store, clock, waker }: DeliveriesServi
     },
 
     /** Queues a replay of every failed delivery of the subscription created at or after `since`. */
-    async replayFailed(orgId: string, webhookId: string, since: number): Promise<{ replayed: number }> {
+    async replayFailed(actor: Actor, webhookId: string, since: number): Promise<{ replayed: number }> {
+      authorize(actor, 'webhooks', 'create');
+      const { orgId } = actor;
       await requireWebhook(orgId, webhookId);
-      const replayed = await store.repos.deliveries.requestReplayOfFailed(orgId, webhookId, since, clock.now());
+      const now = clock.now();
+      const replayed = await store.transaction(async (repos) => {
+        const count = await repos.deliveries.requestReplayOfFailed(orgId, webhookId, since, now);
+        if (count > 0) {
+          await recordAudit(repos, actor, {
+            action: 'delivery.replayed',
+            target: { type: 'webhook', id: webhookId },
+            changes: { failed_since: { old: null, new: toIso(since) }, replayed: { old: null, new: count } },
+            at: now,
+          });
+        }
+        return count;
+      });
       if (replayed > 0) waker.wake();
       return { replayed };
     },

@@ -1,9 +1,13 @@
 import type { AdminService } from './admin-service.js';
+import type { ApiKeysService } from './api-keys-service.js';
+import type { AuditService } from './audit-service.js';
 import type { AuthService } from './auth-service.js';
 import type { DeliveriesService } from './deliveries-service.js';
 import type { IdempotencyService } from './idempotency-service.js';
 import type { InvitationsService } from './invitations-service.js';
+import type { OrganizationsService } from './organizations-service.js';
 import type { ProjectsService } from './projects-service.js';
+import type { SessionsService } from './sessions-service.js';
 import type { UsersService } from './users-service.js';
 import type { TasksService } from './tasks-service.js';
 import type { WebhooksService } from './webhooks-service.js';
@@ -12,6 +16,8 @@ import type { WorkflowsService } from './workflows-service.js';
 /** The services the HTTP layer and the CLI call; built by the container. */
 export interface Services {
   admin: AdminService;
+  apiKeys: ApiKeysService;
+  audit: AuditService;
   auth: AuthService;
   idempotency: IdempotencyService;
   invitations: InvitationsService;
@@ -21,4 +27,6 @@ export interface Services {
   deliveries: DeliveriesService;
   workflows: WorkflowsService;
   tasks: TasksService;
+  sessions: SessionsService;
+  organizations: OrganizationsService;
 }

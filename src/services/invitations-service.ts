@@ -6,6 +6,8 @@ import type { InvitationRow, Role } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { Repositories } from '../db/repositories/index.js';
 import type { AuthEvents } from './auth-events.js';
+import { FULL_SCOPE, type ActorContext } from './actor.js';
+import { recordAudit } from './audit.js';
 import { toUser, type User } from './users-view.js';
 
 export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
@@ -84,7 +86,7 @@ export function createInvitationsService({ store, clock, authEvents }: { store: 
     },
 
     /** Activates the invited user. Exactly one of concurrent accepts of one link wins; the rest get 404. */
-    async accept(token: string, input: AcceptInvitationInput): Promise<User> {
+    async accept(token: string, input: AcceptInvitationInput, context: ActorContext): Promise<User> {
       const now = clock.now();
       // The cheap checks first, so an unknown token never costs a scrypt hash.
       await openInvitation(store.repos, token, now);
@@ -99,6 +101,13 @@ export function createInvitationsService({ store, clock, authEvents }: { store: 
           updated_at: now,
         });
         if (!user) throw errors.notFound('invitation');
+        const actor = { type: 'user', orgId: user.org_id, userId: user.id, label: user.email, role: user.role, scope: FULL_SCOPE, keyId: null, sessionId: null, context } as const;
+        await recordAudit(repos, actor, {
+          action: 'invitation.accepted',
+          target: { type: 'user', id: user.id, label: user.email },
+          changes: { status: { old: 'invited', new: 'active' }, name: { old: null, new: input.name } },
+          at: now,
+        });
         return user;
       });
       await authEvents.userChanged(row.id);

@@ -16,6 +16,8 @@ export interface Principal {
   readonly keyId: string;
   readonly orgId: string;
   readonly userId: string;
+  /** The key's user's e-mail: how the audit log names the actor. */
+  readonly email: string;
   readonly role: Role;
   readonly scope: Scope;
 }
@@ -69,6 +71,7 @@ export function roleAllows(role: Role, resource: ResourceKind, action: Action): 
   }
 }
 
-export function isAllowed(principal: Principal, resource: ResourceKind, action: Action): boolean {
-  return scopeAllows(principal.scope, resource, action) && roleAllows(principal.role, resource, action);
+/** A key's scope intersected with its user's current role; a dashboard session has full scope. */
+export function isAllowed(who: { readonly role: Role; readonly scope: Scope }, resource: ResourceKind, action: Action): boolean {
+  return scopeAllows(who.scope, resource, action) && roleAllows(who.role, resource, action);
 }

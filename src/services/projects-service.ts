@@ -4,6 +4,8 @@ import { toIso, type Clock } from '../lib/time.js';
 import type { ProjectRow, ProjectStatus } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { ProjectListRow } from '../db/repositories/projects-repo.js';
+import { authorize, type Actor } from './actor.js';
+import { createdChanges, diffChanges, recordAudit } from './audit.js';
 import { recordEvent } from './events.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 
@@ -51,6 +53,8 @@ function eventData(row: ProjectRow): Record<string, unknown> {
   return { project_id: p.id, name: p.name, description: p.description, status: p.status, created_at: p.created_at, updated_at: p.updated_at };
 }
 
+const projectTarget = (row: ProjectRow) => ({ type: 'project', id: row.id, label: row.name });
+
 const emptyToNull = (value: string | null | undefined) => (value === '' || value === undefined ? null : value);
 
 export interface ProjectsServiceDeps {
@@ -72,7 +76,9 @@ export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
       return toProject(row);
     },
 
-    async create(orgId: string, input: CreateProjectInput): Promise<Project> {
+    async create(actor: Actor, input: CreateProjectInput): Promise<Project> {
+      authorize(actor, 'projects', 'create');
+      const { orgId } = actor;
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
         const inserted = await repos.projects.insert({
@@ -85,12 +91,20 @@ export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
           updated_at: now,
         });
         await recordEvent(repos, { orgId, type: 'project.created', data: eventData(inserted), occurredAt: now });
+        await recordAudit(repos, actor, {
+          action: 'project.created',
+          target: projectTarget(inserted),
+          changes: createdChanges({ name: inserted.name, description: inserted.description, status: inserted.status }),
+          at: now,
+        });
         return inserted;
       });
       return toProject(row);
     },
 
-    async update(orgId: string, projectId: string, input: UpdateProjectInput): Promise<Project> {
+    async update(actor: Actor, projectId: string, input: UpdateProjectInput): Promise<Project> {
+      authorize(actor, 'projects', 'update');
+      const { orgId } = actor;
       const now = clock.now();
       const result = await store.transaction(async (repos) => {
         const current = await repos.projects.findById(orgId, projectId);
@@ -114,12 +128,20 @@ export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
           data: { ...eventData(updated), previous },
           occurredAt: now,
         });
+        await recordAudit(repos, actor, {
+          action: 'project.updated',
+          target: projectTarget(updated),
+          changes: diffChanges(current, next, ['name', 'description', 'status']),
+          at: now,
+        });
         return { row: updated, changed: true };
       });
       return toProject(result.row);
     },
 
-    async remove(orgId: string, projectId: string): Promise<void> {
+    async remove(actor: Actor, projectId: string): Promise<void> {
+      authorize(actor, 'projects', 'delete');
+      const { orgId } = actor;
       const now = clock.now();
       await store.transaction(async (repos) => {
         const current = await repos.projects.findById(orgId, projectId);
@@ -131,6 +153,7 @@ export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
           data: { project_id: current.id, name: current.name, status: current.status },
           occurredAt: now,
         });
+        await recordAudit(repos, actor, { action: 'project.deleted', target: projectTarget(current), at: now });
       });
     },
   };

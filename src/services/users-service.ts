@@ -2,7 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { isUniqueViolation } from '../db/database.js';
 import type { Role, UserRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import { errors } from '../errors.js';
+import { errors, fieldError } from '../errors.js';
+import { EMAIL_MAX_LENGTH, EMAIL_PATTERN } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
 import type { Clock } from '../lib/time.js';
 import { invitationMail } from '../mail/invitation-mail.js';
@@ -10,11 +11,9 @@ import type { Mailer } from '../mail/mailer.js';
 import type { AuthEvents } from './auth-events.js';
 import { invitationLink, issueInvitation } from './invitations-service.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
-import type { Principal } from './permissions.js';
+import { actingRole, authorize, type Actor } from './actor.js';
+import { recordAudit } from './audit.js';
 import { normalizeEmail, toUser, toUserListItem, type User, type UserListItem } from './users-view.js';
-
-/** Who is calling: the organisation and the role its key's user holds now. */
-export type Caller = Pick<Principal, 'orgId' | 'role'>;
 
 export interface InviteUserInput {
   email: string;
@@ -30,12 +29,16 @@ export interface UsersServiceDeps {
   log: Pick<FastifyBaseLogger, 'error'>;
 }
 
-/** CONTRACT section 5: only an owner grants `owner` or changes an owner's role. */
-function assertOwnerRule(caller: Caller, ...roles: (Role | undefined)[]): void {
-  if (caller.role !== 'owner' && roles.includes('owner')) {
-    throw errors.forbidden("only an owner may grant the owner role or change an owner's role");
+/** CONTRACT section 5: only an owner grants `owner`, or changes or removes an owner. */
+function assertOwnerRule(actor: Actor, ...roles: (Role | undefined)[]): void {
+  if (actingRole(actor) !== 'owner' && roles.includes('owner')) {
+    throw errors.forbidden("only an owner may grant the owner role, or change or remove an owner");
   }
 }
+
+const LAST_OWNER = 'the organization must keep at least one active owner';
+
+const userTarget = (row: UserRow) => ({ type: 'user', id: row.id, label: row.email });
 
 interface PendingMail {
   user: UserRow;
@@ -68,6 +71,12 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
       return pageResult(rows, toUserListItem);
     },
 
+    /** The dashboard's "Members" table: whole user objects (with status), same keyset paging as `list`. */
+    async listMembers(orgId: string, page: PageRequest): Promise<PageResult<User>> {
+      const rows = await store.repos.users.list(orgId, page.limit, decodeCursor(page.cursor));
+      return pageResult(rows, toUser);
+    },
+
     async get(orgId: string, userId: string): Promise<User> {
       const row = await store.repos.users.findById(orgId, userId);
       if (!row) throw errors.notFound('user');
@@ -75,16 +84,20 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
     },
 
     /** Invites a new user, or re-issues the invitation of an invited one (same id, new role, new link). */
-    async invite(caller: Caller, input: InviteUserInput): Promise<User> {
-      assertOwnerRule(caller, input.role);
-      const { orgId } = caller;
+    async invite(actor: Actor, input: InviteUserInput): Promise<User> {
+      authorize(actor, 'users', 'create');
+      assertOwnerRule(actor, input.role);
+      // The API's schema checks this first; the dashboard and other doors rely on this check (CONTRACT 5).
+      if ([...input.email].length > EMAIL_MAX_LENGTH) throw fieldError('email', `must be at most ${EMAIL_MAX_LENGTH} characters`);
+      if (!EMAIL_PATTERN.test(input.email)) throw fieldError('email', 'must be a valid e-mail address');
+      const { orgId } = actor;
       const now = clock.now();
       const pending = await store.transaction(async (repos): Promise<PendingMail> => {
         await repos.organizations.lock(orgId);
         const org = await repos.organizations.findById(orgId);
         if (!org) throw errors.notFound('organization');
         const existing = await repos.users.findByEmail(orgId, normalizeEmail(input.email));
-        assertOwnerRule(caller, input.role, existing?.role);
+        assertOwnerRule(actor, input.role, existing?.role);
         if (existing?.status === 'active') throw errors.conflict('this e-mail belongs to an active member');
         const user = existing
           ? await repos.users.update(orgId, existing.id, { role: input.role, updated_at: now })
@@ -106,32 +119,74 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
               });
         if (!user) throw errors.notFound('user');
         const { token, expiresAt } = await issueInvitation(repos, { orgId, userId: user.id, now });
+        await recordAudit(repos, actor, {
+          action: 'member.invited',
+          target: userTarget(user),
+          changes: { role: { old: existing?.role ?? null, new: input.role } },
+          at: now,
+        });
         return { user, token, expiresAt, organizationName: org.name };
       });
       await sendInvitation(pending);
       return toUser(pending.user);
     },
 
-    async changeRole(caller: Caller, userId: string, role: Role): Promise<User> {
-      assertOwnerRule(caller, role);
-      const { orgId } = caller;
+    async changeRole(actor: Actor, userId: string, role: Role): Promise<User> {
+      authorize(actor, 'users', 'update');
+      assertOwnerRule(actor, role);
+      const { orgId } = actor;
       const now = clock.now();
       const result = await store.transaction(async (repos) => {
         await repos.organizations.lock(orgId);
         const current = await repos.users.findById(orgId, userId);
         if (!current) throw errors.notFound('user');
-        assertOwnerRule(caller, current.role);
+        assertOwnerRule(actor, current.role);
         // The same role again: no write, updated_at stays.
         if (current.role === role) return { row: current, changed: false };
         if (current.role === 'owner' && current.status === 'active' && (await repos.users.countActiveOwners(orgId)) <= 1) {
-          throw errors.conflict('the organization must keep at least one active owner');
+          throw errors.conflict(LAST_OWNER);
         }
         const updated = await repos.users.update(orgId, userId, { role, updated_at: now });
         if (!updated) throw errors.notFound('user');
+        await recordAudit(repos, actor, {
+          action: 'member.role_changed',
+          target: userTarget(updated),
+          changes: { role: { old: current.role, new: role } },
+          at: now,
+        });
         return { row: updated, changed: true };
       });
       if (result.changed) await authEvents.userChanged(userId);
       return toUser(result.row);
+    },
+
+    /**
+     * Removes a member, invited or active, with their invitation, sessions, password links and API keys,
+     * in one transaction (CONTRACT 5, DASHBOARD 5). Their open tasks become unassigned.
+     */
+    async remove(actor: Actor, userId: string): Promise<void> {
+      authorize(actor, 'users', 'delete');
+      const { orgId } = actor;
+      const now = clock.now();
+      await store.transaction(async (repos) => {
+        await repos.organizations.lock(orgId);
+        const current = await repos.users.findById(orgId, userId);
+        if (!current) throw errors.notFound('user');
+        assertOwnerRule(actor, current.role);
+        if (current.role === 'owner' && current.status === 'active' && (await repos.users.countActiveOwners(orgId)) <= 1) {
+          throw errors.conflict(LAST_OWNER);
+        }
+        await repos.tasks.unassignUser(orgId, userId, now);
+        await repos.users.delete(orgId, userId);
+        await recordAudit(repos, actor, {
+          action: 'member.removed',
+          target: userTarget(current),
+          changes: { role: { old: current.role, new: null }, status: { old: current.status, new: null } },
+          at: now,
+        });
+      });
+      // Cached principals of the user's keys die on every instance before this returns.
+      await authEvents.userChanged(userId);
     },
   };
 }

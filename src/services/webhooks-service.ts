@@ -4,6 +4,8 @@ import { toIso, type Clock } from '../lib/time.js';
 import type { WebhookRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { assertPublicWebhookUrl, SsrfBlockedError } from '../delivery/ssrf.js';
+import { authorize, type Actor } from './actor.js';
+import { recordAudit } from './audit.js';
 import type { EventType } from './events.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 
@@ -84,29 +86,46 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks }: We
       return pageResult(rows, toWebhook);
     },
 
-    async create(orgId: string, input: CreateWebhookInput): Promise<CreatedWebhook> {
+    async create(actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
+      authorize(actor, 'webhooks', 'create');
       checkUrl(input.url, allowPrivateNetworks);
       const secret = input.secret ?? `whsec_${randomToken(32)}`;
-      const row = await store.repos.webhooks.insert({
-        id: newId('wh'),
-        org_id: orgId,
-        url: input.url,
-        // Duplicates are dropped, keeping the order in which names were first given.
-        events: JSON.stringify([...new Set(input.events)]),
-        secret,
-        created_at: clock.now(),
+      // Duplicates are dropped, keeping the order in which names were first given.
+      const events = [...new Set(input.events)];
+      const now = clock.now();
+      const row = await store.transaction(async (repos) => {
+        const inserted = await repos.webhooks.insert({
+          id: newId('wh'),
+          org_id: actor.orgId,
+          url: input.url,
+          events: JSON.stringify(events),
+          secret,
+          created_at: now,
+        });
+        // The secret is never audited; that one was chosen (or generated) is.
+        await recordAudit(repos, actor, {
+          action: 'webhook.created',
+          target: { type: 'webhook', id: inserted.id, label: inserted.url },
+          changes: { url: { old: null, new: input.url }, events: { old: null, new: events }, secret: { old: null, new: input.secret ? 'given' : 'generated' } },
+          at: now,
+        });
+        return inserted;
       });
       const { active, status, created_at, ...rest } = toWebhook(row);
       return { ...rest, secret, active, status, created_at };
     },
 
     /** Removes the subscription and cancels its pending deliveries together: no attempt starts after. */
-    async remove(orgId: string, webhookId: string): Promise<void> {
+    async remove(actor: Actor, webhookId: string): Promise<void> {
+      authorize(actor, 'webhooks', 'delete');
+      const { orgId } = actor;
       const now = clock.now();
       await store.transaction(async (repos) => {
-        const deleted = await repos.webhooks.delete(orgId, webhookId);
-        if (!deleted) throw errors.notFound('webhook');
+        const existing = await repos.webhooks.findById(orgId, webhookId);
+        const deleted = existing && (await repos.webhooks.delete(orgId, webhookId));
+        if (!existing || !deleted) throw errors.notFound('webhook');
         await repos.events.cancelPendingForWebhook(orgId, webhookId, now);
+        await recordAudit(repos, actor, { action: 'webhook.deleted', target: { type: 'webhook', id: webhookId, label: existing.url }, at: now });
       });
     },
   };

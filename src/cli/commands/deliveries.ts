@@ -5,6 +5,7 @@ import type { DeliveryDetail } from '../../services/deliveries-service.js';
 import { ORG_OPTION, required, UsageError, type CommandGroup, type CommandInput } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { toListEnvelope } from '../../services/pagination.js';
+import { cliActor } from '../../services/actor.js';
 import { withContainer } from '../runtime.js';
 
 const STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
@@ -102,7 +103,7 @@ export const deliveriesGroup: CommandGroup = {
       options: { org: orgOption },
       async run(input) {
         const id = input.args[0]!;
-        const delivery = await withContainer(input, async (c) => c.services.deliveries.replay(await orgOf(c, input, id), null, id));
+        const delivery = await withContainer(input, async (c) => c.services.deliveries.replay(cliActor(await orgOf(c, input, id)), null, id));
         return { data: delivery, text: `Queued a replay of ${delivery.id} (event ${delivery.event_id}); it is now ${delivery.status}.` };
       },
     },
@@ -125,7 +126,7 @@ export const deliveriesGroup: CommandGroup = {
         const result = await withContainer(input, (c) => {
           const since = parseSince(required(input, 'since'), c.clock.now());
           if (since === null) throw new UsageError('--since must be an ISO 8601 time or a duration such as 24h', 'deliveries replay-failed');
-          return c.services.deliveries.replayFailed(required(input, 'org'), required(input, 'webhook'), since);
+          return c.services.deliveries.replayFailed(cliActor(required(input, 'org')), required(input, 'webhook'), since);
         });
         return { data: result, text: `Queued ${result.replayed} failed deliver${result.replayed === 1 ? 'y' : 'ies'} for replay.` };
       },

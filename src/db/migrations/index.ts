@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import type { SqlDialect } from '../dialect.js';
 import { initialMigration } from './001-initial.js';
 import { deliveryEngineMigration } from './002-delivery-engine.js';
+import { accountsAuditMigration } from './003-accounts-audit.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -13,6 +14,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
       return {
         '001_initial': initialMigration(dialect),
         '002_delivery_engine': deliveryEngineMigration(),
+        '003_accounts_audit': accountsAuditMigration(dialect),
       };
     },
   };

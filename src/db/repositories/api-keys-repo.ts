@@ -1,4 +1,5 @@
-import type { ApiKeyRow, Role, UserStatus } from '../schema.js';
+import type { Insertable } from 'kysely';
+import type { ApiKeyRow, ApiKeysTable, Role, UserStatus } from '../schema.js';
 import type { RepoContext } from './executor.js';
 import { prepared } from './prepared.js';
 
@@ -7,6 +8,7 @@ export interface KeyPrincipalRow {
   key_id: string;
   org_id: string;
   user_id: string;
+  email: string;
   scope: string;
   role: Role;
   user_status: UserStatus;
@@ -17,7 +19,7 @@ const principalByHash = prepared(1, (db, keyHash: string) =>
   db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.org_id', '=', 'k.org_id'))
-    .select(['k.id as key_id', 'k.org_id', 'k.user_id', 'k.scope', 'u.role', 'u.status as user_status'])
+    .select(['k.id as key_id', 'k.org_id', 'k.user_id', 'u.email', 'k.scope', 'u.role', 'u.status as user_status'])
     .where('k.key_hash', '=', keyHash)
     .where('k.revoked_at', 'is', null),
 );
@@ -25,7 +27,7 @@ const principalByHash = prepared(1, (db, keyHash: string) =>
 export function apiKeysRepository(ctx: RepoContext) {
   const { db } = ctx;
   return {
-    async insert(row: Omit<ApiKeyRow, 'seq'>): Promise<ApiKeyRow> {
+    async insert(row: Insertable<ApiKeysTable>): Promise<ApiKeyRow> {
       return db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
     },
 
@@ -51,6 +53,34 @@ export function apiKeysRepository(ctx: RepoContext) {
         .where('revoked_at', 'is', null)
         .returningAll()
         .executeTakeFirst();
+    },
+
+    async findById(orgId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+      return db.selectFrom('api_keys').selectAll().where('org_id', '=', orgId).where('id', '=', keyId).executeTakeFirst();
+    },
+
+    /** Live keys with their owner's e-mail, newest first; `userId` narrows to one user's keys. */
+    async listWithOwners(orgId: string, userId: string | null): Promise<(ApiKeyRow & { owner_email: string })[]> {
+      let query = db
+        .selectFrom('api_keys as k')
+        .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.org_id', '=', 'k.org_id'))
+        .selectAll('k')
+        .select('u.email as owner_email')
+        .where('k.org_id', '=', orgId)
+        .where('k.revoked_at', 'is', null);
+      if (userId !== null) query = query.where('k.user_id', '=', userId);
+      return query.orderBy('k.seq', 'desc').execute();
+    },
+
+    /** `last_used_at`, moved forward only. */
+    async touch(orgId: string, keyId: string, at: number): Promise<void> {
+      await db
+        .updateTable('api_keys')
+        .set({ last_used_at: at })
+        .where('org_id', '=', orgId)
+        .where('id', '=', keyId)
+        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+        .execute();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { apiKeysRepository } from './api-keys-repo.js';
+import { auditRepository } from './audit-repo.js';
 import { deliveriesRepository } from './deliveries-repo.js';
 import { eventsRepository } from './events-repo.js';
 import type { RepoContext } from './executor.js';
@@ -6,6 +7,7 @@ import { idempotencyRepository } from './idempotency-repo.js';
 import { invitationsRepository } from './invitations-repo.js';
 import { organizationsRepository } from './organizations-repo.js';
 import { projectsRepository } from './projects-repo.js';
+import { sessionsRepository } from './sessions-repo.js';
 import { tasksRepository } from './tasks-repo.js';
 import { usersRepository } from './users-repo.js';
 import { webhooksRepository } from './webhooks-repo.js';
@@ -24,6 +26,8 @@ export function createRepositories(ctx: RepoContext) {
     idempotency: idempotencyRepository(ctx),
     events: eventsRepository(ctx),
     deliveries: deliveriesRepository(ctx),
+    audit: auditRepository(ctx),
+    sessions: sessionsRepository(ctx),
   };
 }
 

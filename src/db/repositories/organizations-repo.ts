@@ -21,5 +21,15 @@ export function organizationsRepository({ db, dialect }: RepoContext) {
         await sql`select id from organizations where id = ${orgId} for update`.execute(db);
       }
     },
+
+    /** The overview's figures, one round trip. */
+    async counts(orgId: string): Promise<{ projects: number; members: number; webhooks: number }> {
+      const count = (table: 'projects' | 'users' | 'webhooks') =>
+        db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId);
+      const row = await db
+        .selectNoFrom(() => [count('projects').as('projects'), count('users').as('members'), count('webhooks').as('webhooks')])
+        .executeTakeFirstOrThrow();
+      return { projects: Number(row.projects), members: Number(row.members), webhooks: Number(row.webhooks) };
+    },
   };
 }

@@ -43,5 +43,10 @@ export function tasksRepository({ db, dialect }: RepoContext) {
         .returningAll()
         .executeTakeFirst();
     },
+
+    /** A removed member's open assignments become unassigned rather than pointing at nobody. */
+    async unassignUser(orgId: string, userId: string, at: number): Promise<void> {
+      await db.updateTable('tasks').set({ assignee_id: null, updated_at: at }).where('org_id', '=', orgId).where('assignee_id', '=', userId).execute();
+    },
   };
 }

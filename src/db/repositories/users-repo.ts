@@ -56,5 +56,22 @@ export function usersRepository({ db }: RepoContext) {
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },
+
+    /** Removes the user; sessions, keys, invitations and password links go with it (ON DELETE CASCADE). */
+    async delete(orgId: string, userId: string): Promise<boolean> {
+      const result = await db.deleteFrom('users').where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    /** Every active user with this e-mail, in any organisation (sign-in: one e-mail may belong to several). */
+    async findActiveByEmailAnyOrg(emailNormalized: string): Promise<UserRow[]> {
+      return db
+        .selectFrom('users')
+        .selectAll()
+        .where('email_normalized', '=', emailNormalized)
+        .where('status', '=', 'active' satisfies UserStatus)
+        .orderBy('seq')
+        .execute();
+    },
   };
 }

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
 import { bearerToken } from '../../services/auth-service.js';
+import type { UserActor } from '../../services/actor.js';
 import { isAllowed, type Action, type Principal, type ResourceKind } from '../../services/permissions.js';
 import type { AppDeps } from '../app.js';
+import { requestContext } from '../request-context.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,6 +21,8 @@ const WINDOW_MS = 60_000;
 /**
  * Authentication, rate limiting and permission run in `onRequest`, before the body is even parsed, so
  * the contract's order holds: 401, then 429, then 403, and only then 400 from parsing and validation.
+ * The permission check here is the services' own rule (`isAllowed`, which `authorize` applies inside every
+ * service) asked early for the ordering; the services still enforce it for every door.
  */
 export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
   const { services, rateLimiter, config } = deps;
@@ -44,6 +48,7 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
 
     if (!isAllowed(principal, auth.resource, auth.action)) throw errors.forbidden();
     request.principal = principal;
+    services.apiKeys.touch(principal.orgId, principal.keyId);
   });
 }
 
@@ -51,4 +56,20 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw errors.unauthorized();
   return request.principal;
+}
+
+/** The API caller as services see it: the key's user, with the key's scope and the request's context. */
+export function actorOf(request: FastifyRequest): UserActor {
+  const p = principalOf(request);
+  return {
+    type: 'user',
+    orgId: p.orgId,
+    userId: p.userId,
+    label: p.email,
+    role: p.role,
+    scope: p.scope,
+    keyId: p.keyId,
+    sessionId: null,
+    context: requestContext(request, 'api'),
+  };
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app.js';
-import { principalOf } from '../hooks/auth.js';
+import { actorOf, principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { Delivery, DeliveryDetail, DeliveryList, DeliveryParams, ListDeliveriesQuery, NoQuery } from '../schemas/deliveries.js';
 import { toListEnvelope } from '../../services/pagination.js';
@@ -59,7 +59,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
       response: { 202: Delivery, ...authErrorResponses, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse },
     },
     handler: async (request, reply) => {
-      const delivery = await deliveries.replay(principalOf(request).orgId, request.params.id, request.params.delivery_id);
+      const delivery = await deliveries.replay(actorOf(request), request.params.id, request.params.delivery_id);
       return reply.code(202).send(delivery);
     },
   });

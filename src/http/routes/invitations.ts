@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { randomToken } from '../../lib/ids.js';
 import type { AppDeps } from '../app.js';
+import { requestContext } from '../request-context.js';
 import { invitationErrorPage, invitationPage, invitationPageHeaders } from '../pages/invitation-page.js';
 import { ErrorResponse } from '../schemas/common.js';
 import { AcceptInvitationBody, HtmlPage, TokenParams } from '../schemas/invitations.js';
@@ -55,6 +56,6 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, 
         415: ErrorResponse,
       },
     },
-    handler: async (request) => invitations.accept(request.params.token, request.body),
+    handler: async (request) => invitations.accept(request.params.token, request.body, requestContext(request, 'api')),
   });
 };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app.js';
-import { principalOf } from '../hooks/auth.js';
+import { actorOf, principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { CreateProjectBody, ListProjectsQuery, Project, ProjectList, UpdateProjectBody } from '../schemas/projects.js';
 import { toListEnvelope } from '../../services/pagination.js';
@@ -24,7 +24,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     config: { auth: { resource: 'projects', action: 'create' } },
     schema: { tags, summary: 'Create a project', body: CreateProjectBody, response: { 201: Project, ...authErrorResponses, 409: ErrorResponse, 422: ErrorResponse } },
     handler: async (request, reply) => {
-      const project = await projects.create(principalOf(request).orgId, request.body);
+      const project = await projects.create(actorOf(request), request.body);
       return reply.code(201).send(project);
     },
   });
@@ -38,14 +38,14 @@ export const projectRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   app.put('/v1/projects/:id', {
     config: { auth: { resource: 'projects', action: 'update' } },
     schema: { tags, summary: 'Update a project', params: IdParams, body: UpdateProjectBody, response: { 200: Project, ...authErrorResponses, 404: ErrorResponse } },
-    handler: async (request) => projects.update(principalOf(request).orgId, request.params.id, request.body),
+    handler: async (request) => projects.update(actorOf(request), request.params.id, request.body),
   });
 
   app.delete('/v1/projects/:id', {
     config: { auth: { resource: 'projects', action: 'delete' } },
     schema: { tags, summary: 'Delete a project and everything under it', params: IdParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...authErrorResponses, 404: ErrorResponse } },
     handler: async (request, reply) => {
-      await projects.remove(principalOf(request).orgId, request.params.id);
+      await projects.remove(actorOf(request), request.params.id);
       return reply.code(204).send();
     },
   });

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app.js';
-import { principalOf } from '../hooks/auth.js';
+import { actorOf, principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { InviteUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../schemas/users.js';
 import { toListEnvelope } from '../../services/pagination.js';
@@ -29,7 +29,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
       response: { 201: User, ...authErrorResponses, 409: ErrorResponse, 422: ErrorResponse },
     },
     handler: async (request, reply) => {
-      const user = await users.invite(principalOf(request), request.body);
+      const user = await users.invite(actorOf(request), request.body);
       return reply.code(201).send(user);
     },
   });
@@ -49,6 +49,24 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
       body: UpdateUserBody,
       response: { 200: User, ...authErrorResponses, 404: ErrorResponse, 409: ErrorResponse },
     },
-    handler: async (request) => users.changeRole(principalOf(request), request.params.id, request.body.role),
+    handler: async (request) => users.changeRole(actorOf(request), request.params.id, request.body.role),
+  });
+
+  app.delete('/v1/users/:id', {
+    config: { auth: { resource: 'users', action: 'delete' } },
+    schema: {
+      tags,
+      summary: 'Remove a member, invited or active, with their invitation, sessions and API keys (extension)',
+      description:
+        'Admins and owners. Only an owner may remove an owner, and the last active owner cannot be removed (409). ' +
+        'The removed e-mail can be invited again.',
+      ...({ 'x-extension': true } as object),
+      params: IdParams,
+      response: { 204: { type: 'null', description: 'Removed.' }, ...authErrorResponses, 404: ErrorResponse, 409: ErrorResponse },
+    },
+    handler: async (request, reply) => {
+      await users.remove(actorOf(request), request.params.id);
+      return reply.code(204).send();
+    },
   });
 };

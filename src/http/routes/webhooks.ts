@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app.js';
-import { principalOf } from '../hooks/auth.js';
+import { actorOf, principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { CreatedWebhook, CreateWebhookBody, ListWebhooksQuery, WebhookList } from '../schemas/webhooks.js';
 import { toListEnvelope } from '../../services/pagination.js';
@@ -24,7 +24,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     config: { auth: { resource: 'webhooks', action: 'create' } },
     schema: { tags, summary: 'Create a webhook subscription', body: CreateWebhookBody, response: { 201: CreatedWebhook, ...authErrorResponses, 409: ErrorResponse, 422: ErrorResponse } },
     handler: async (request, reply) => {
-      const webhook = await webhooks.create(principalOf(request).orgId, request.body);
+      const webhook = await webhooks.create(actorOf(request), request.body);
       return reply.code(201).send(webhook);
     },
   });
@@ -33,7 +33,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     config: { auth: { resource: 'webhooks', action: 'delete' } },
     schema: { tags, summary: 'Delete a webhook subscription and cancel its pending deliveries', params: IdParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...authErrorResponses, 404: ErrorResponse } },
     handler: async (request, reply) => {
-      await webhooks.remove(principalOf(request).orgId, request.params.id);
+      await webhooks.remove(actorOf(request), request.params.id);
       return reply.code(204).send();
     },
   });

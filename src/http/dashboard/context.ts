@@ -1,0 +1,76 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { JSX } from 'preact';
+import { DomainError } from '../../errors.js';
+import { randomToken } from '../../lib/ids.js';
+import type { UserActor } from '../../services/actor.js';
+import type { ResolvedSession } from '../../services/sessions-service.js';
+import type { DashboardCookies } from './cookies.js';
+import { csrfToken } from './csrf.js';
+import { renderPage } from './render.js';
+import type { Viewer } from './views/layout.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A dashboard page open without a session (sign-in, password links, invitations). */
+    dashboardPublic?: boolean;
+  }
+  interface FastifyRequest {
+    /** Set for every /dashboard request by the dashboard's onRequest hook. */
+    dashboard: DashboardState;
+  }
+}
+
+export interface DashboardState {
+  session: ResolvedSession | null;
+  /** The secret this browser's CSRF tokens derive from: the session token, or the pre-session cookie. */
+  csrfSecret: string | null;
+}
+
+/** The signed-in person on a page: who they are to services, to the layout, and their forms' token. */
+export interface PageContext {
+  actor: UserActor;
+  session: ResolvedSession;
+  viewer: Viewer;
+  csrf: string;
+}
+
+export function pageContext(request: FastifyRequest): PageContext {
+  const { session, csrfSecret } = request.dashboard;
+  // The onRequest hook redirects before any handler of a non-public page runs without a session.
+  if (!session || !csrfSecret) throw new DomainError(401, 'unauthorized', 'sign in to continue');
+  return {
+    actor: session.actor,
+    session,
+    viewer: { name: session.user.name, email: session.user.email, role: session.user.role, organizationName: session.organizationName },
+    csrf: csrfToken(csrfSecret),
+  };
+}
+
+/** The CSRF token for a page shown before sign-in; makes the pre-session secret when the browser has none. */
+export function publicCsrf(request: FastifyRequest, reply: FastifyReply, cookies: DashboardCookies): string {
+  let secret = request.dashboard.csrfSecret;
+  if (!secret) {
+    secret = randomToken(32);
+    cookies.setCsrf(reply, secret);
+    request.dashboard.csrfSecret = secret;
+  }
+  return csrfToken(secret);
+}
+
+export function sendPage(reply: FastifyReply, page: JSX.Element, status = 200): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(renderPage(page));
+}
+
+/** After a successful form: 303 to a page (never to another origin). */
+export function seeOther(reply: FastifyReply, location: string): FastifyReply {
+  return reply.code(303).header('location', safeDashboardPath(location) ?? '/dashboard').send();
+}
+
+/** `?next=` and redirects accept only a path inside the dashboard: no scheme, no host, no `//`, no backslash. */
+export function safeDashboardPath(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 2048) return null;
+  if (!/^\/dashboard(?:[/?#]|$)/.test(value) || value.includes('\\') || value.startsWith('//')) return null;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) return null;
+  return value;
+}

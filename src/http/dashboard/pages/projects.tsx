@@ -1,0 +1,137 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { ProjectStatus } from '../../../db/schema.js';
+import { DomainError } from '../../../errors.js';
+import { can } from '../../../services/actor.js';
+import type { ProjectListItem } from '../../../services/projects-service.js';
+import type { AppDeps } from '../../app.js';
+import { CreateProjectBody } from '../../schemas/projects.js';
+import { pageContext, seeOther, sendPage, type PageContext } from '../context.js';
+import { formErrors, validateAs } from '../form-validation.js';
+import { FormBody, FormText, pageSchema } from '../schemas.js';
+import { CsrfField, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { Layout } from '../views/layout.js';
+
+const PAGE_SIZE = 50;
+
+const STATUS_LABELS: Record<ProjectStatus, string> = { active: 'Active', archived: 'Archived', draft: 'Draft' };
+
+const ListQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union([Type.Literal(''), Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')])),
+    cursor: Type.Optional(Type.String({ maxLength: 64 })),
+    done: Type.Optional(Type.Literal('created')),
+  },
+  { additionalProperties: false },
+);
+
+const CreateForm = FormBody({ name: FormText(1024), description: FormText(4096), status: FormText(16) });
+
+interface NewProjectValues {
+  name?: string | undefined;
+  description?: string | undefined;
+  status?: string | undefined;
+}
+
+export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+  async function render(
+    page: PageContext,
+    query: { status?: ProjectStatus | undefined; cursor?: string | undefined },
+    form: { values?: NewProjectValues; errors?: FormError[]; notice?: string | null } = {},
+  ) {
+    const list = await services.projects.list(page.actor.orgId, { limit: PAGE_SIZE, cursor: query.cursor, status: query.status });
+    const filterSuffix = query.status ? `status=${query.status}&` : '';
+    return (
+      <Layout title="Projects" viewer={page.viewer} csrf={page.csrf} current="/dashboard/projects" errors={form.errors} notice={form.notice}>
+        <form method="get" action="/dashboard/projects" class="filters" role="search" aria-label="Filter projects">
+          <Select
+            id="filter-status"
+            name="status"
+            label="Filter by status"
+            value={query.status ?? ''}
+            options={[{ value: '', label: 'All statuses' }, ...Object.entries(STATUS_LABELS).map(([value, label]) => ({ value, label }))]}
+          />
+          <button type="submit" class="secondary">
+            Filter
+          </button>
+        </form>
+        <ProjectsTable items={list.items} />
+        <nav class="pager" aria-label="Pages of projects">
+          {query.cursor ? <a href={`/dashboard/projects?${filterSuffix}`.replace(/[?&]$/, '')}>Newest</a> : null}
+          {list.nextCursor ? <a href={`/dashboard/projects?${filterSuffix}cursor=${encodeURIComponent(list.nextCursor)}`}>Older</a> : null}
+        </nav>
+        {can(page.actor, 'projects', 'create') ? <NewProjectForm csrf={page.csrf} values={form.values} errors={form.errors} /> : null}
+      </Layout>
+    );
+  }
+
+  app.get('/projects', { schema: pageSchema(ListQuery) }, async (request, reply) => {
+    const page = pageContext(request);
+    const { status, cursor, done } = request.query;
+    try {
+      return sendPage(reply, await render(page, { status: status || undefined, cursor }, { notice: done === 'created' ? 'Project created.' : null }));
+    } catch (error) {
+      // A stale or hand-edited cursor: the first page, with the problem said.
+      if (!(error instanceof DomainError) || error.status !== 400) throw error;
+      return sendPage(reply, await render(page, { status: status || undefined }, { errors: formErrors(error) }), 400);
+    }
+  });
+
+  app.post('/projects', { schema: { hide: true, body: CreateForm, response: pageSchema().response } }, async (request, reply) => {
+    const page = pageContext(request);
+    const { name = '', description = '', status = 'active' } = request.body;
+    try {
+      const input = validateAs<{ name: string; description?: string; status?: 'active' | 'draft' }>(CreateProjectBody, {
+        name,
+        ...(description === '' ? {} : { description }),
+        status,
+      });
+      await services.projects.create(page.actor, input);
+      return seeOther(reply, '/dashboard/projects?done=created');
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.status >= 500) throw error;
+      const errors = formErrors(error, { name: 'Name', description: 'Description', status: 'Status' });
+      return sendPage(reply, await render(page, {}, { values: request.body, errors }), error.status);
+    }
+  });
+};
+
+function ProjectsTable({ items }: { items: ProjectListItem[] }) {
+  return (
+    <Table caption="Projects" headers={['Name', 'Status', 'Created']} empty="No projects yet.">
+      {items.map((p) => (
+        <tr>
+          <td>{p.name}</td>
+          <td>{STATUS_LABELS[p.status]}</td>
+          <td>
+            <Time iso={p.created_at} />
+          </td>
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
+function NewProjectForm({ csrf, values = {}, errors }: { csrf: string; values?: NewProjectValues | undefined; errors?: FormError[] | undefined }) {
+  return (
+    <section aria-labelledby="new-project-title" class="panel">
+      <h2 id="new-project-title">New project</h2>
+      <form method="post" action="/dashboard/projects">
+        <CsrfField token={csrf} />
+        <Field id="name" label="Name" value={values.name} error={errorFor(errors, 'name')} required maxLength={255} />
+        <TextArea id="description" label="Description" value={values.description} error={errorFor(errors, 'description')} maxLength={1000} hint="Optional, up to 1,000 characters." />
+        <Select
+          id="status"
+          label="Status"
+          value={values.status ?? 'active'}
+          error={errorFor(errors, 'status')}
+          options={[
+            { value: 'active', label: 'Active' },
+            { value: 'draft', label: 'Draft' },
+          ]}
+        />
+        <button type="submit">Create project</button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,128 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import formbody from '@fastify/formbody';
+import fastifyStatic from '@fastify/static';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { h } from 'preact';
+import { isDatabaseUnavailable } from '../../db/availability.js';
+import { DomainError } from '../../errors.js';
+import type { AppDeps } from '../app.js';
+import { requestContext } from '../request-context.js';
+import { dashboardCookies } from './cookies.js';
+import { pageContext, sendPage } from './context.js';
+import { csrfMatches, isCrossSite } from './csrf.js';
+import { dashboardPages } from './pages/index.js';
+import { ErrorPage } from './views/error-page.js';
+
+const ASSETS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../public/dashboard');
+
+/**
+ * DASHBOARD 1: nothing runs that we did not serve, nothing inline, no framing, and no caching of pages
+ * that may show a secret (every dashboard page is personal, so none is cached).
+ */
+const SECURITY_HEADERS = {
+  'content-security-policy': [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self'",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export class CsrfError extends DomainError {
+  constructor() {
+    super(403, 'csrf_failed', 'This form has expired or was sent from another site. Go back, reload the page and try again.');
+  }
+}
+
+/**
+ * The web dashboard under /dashboard: server-rendered pages over the same services as the API. Form bodies
+ * are accepted only in this scope (the API keeps answering 415 to them), errors are HTML pages here while
+ * /v1 keeps its JSON errors, and every unsafe request must carry the form's CSRF token from our own origin.
+ */
+export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: string }> = async (app, options) => {
+  // The scope's own prefix must not reach the page plugins, or they would be mounted under it twice.
+  const { prefix: _prefix, ...deps } = options;
+  const { services, config } = deps;
+  const cookies = dashboardCookies(config);
+  const ownOrigins = [new URL(config.publicBaseUrl).origin];
+
+  await app.register(formbody, { bodyLimit: 1024 * 1024 });
+  await app.register(fastifyStatic, {
+    root: ASSETS,
+    prefix: '/assets/',
+    decorateReply: false,
+    index: false,
+    list: false,
+    cacheControl: true,
+    maxAge: '1h',
+  });
+
+  app.decorateRequest('dashboard', null as never);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.headers(SECURITY_HEADERS);
+    const token = request.cookies[cookies.session];
+    const session = token ? await services.sessions.resolve(token, requestContext(request, 'dashboard')) : null;
+    if (token && !session) cookies.clearSession(reply);
+    request.dashboard = { session, csrfSecret: session ? token! : (request.cookies[cookies.csrf] ?? null) };
+    if (session || request.routeOptions.config.dashboardPublic || request.url.startsWith('/dashboard/assets/')) return;
+    // Not signed in: to the sign-in page, and back here afterwards (only a page a GET can show again).
+    const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
+    return reply.code(303).header('location', `/dashboard/login${next}`).send();
+  });
+
+  // After the body is parsed, before it is validated: a forged form is refused whatever it holds.
+  app.addHook('preValidation', async (request) => {
+    if (!UNSAFE.has(request.method)) return;
+    if (isCrossSite(request, ownOrigins)) throw new CsrfError();
+    const secret = request.dashboard.csrfSecret;
+    const given = (request.body as Record<string, unknown> | undefined)?._csrf;
+    if (!secret || !csrfMatches(secret, given)) throw new CsrfError();
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
+  app.setNotFoundHandler((request, reply) =>
+    renderError(new DomainError(404, 'not_found', 'There is no page at this address.'), request, reply),
+  );
+
+  for (const page of dashboardPages) await app.register(page, deps);
+};
+
+function renderError(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  let status: number;
+  let message: string;
+  if (error instanceof DomainError) {
+    status = error.status;
+    message = error.message;
+    if (error.headers) reply.headers(error.headers);
+  } else if ((error as FastifyError).validation) {
+    status = 400;
+    message = 'The form was not filled in as expected. Go back and try again.';
+  } else if (isDatabaseUnavailable(error)) {
+    status = 503;
+    message = 'The service is temporarily unavailable. Try again in a moment.';
+  } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    status = error.statusCode;
+    message = 'The request could not be processed.';
+  } else {
+    status = 500;
+    message = 'An internal error occurred. It has been logged; try again later.';
+  }
+  if (status >= 500) request.log.error({ err: error }, 'dashboard request failed');
+  const signedIn = request.dashboard?.session ? pageContext(request) : null;
+  return sendPage(reply, h(ErrorPage, { status, message, viewer: signedIn?.viewer ?? null, csrf: signedIn?.csrf }), status);
+}

@@ -1,0 +1,215 @@
+import type { ComponentChildren } from 'preact';
+
+/** A problem to show: at the top of the page (role="alert") and, when it names a field, beside that field. */
+export interface FormError {
+  /** The `id` of the field it belongs to, or null for the whole form. */
+  field: string | null;
+  message: string;
+}
+
+export function errorFor(errors: readonly FormError[] | undefined, field: string): string | undefined {
+  return errors?.find((e) => e.field === field)?.message;
+}
+
+/** Every error of the page, listed first and announced; each links to its field. */
+export function ErrorSummary({ errors }: { errors?: readonly FormError[] | undefined }) {
+  if (!errors || errors.length === 0) return null;
+  return (
+    <div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabindex={-1}>
+      <h2 id="error-summary-title">There is a problem</h2>
+      <ul>
+        {errors.map((e) => (
+          <li>{e.field ? <a href={`#${e.field}`}>{e.message}</a> : e.message}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** A confirmation or result, announced politely. */
+export function Notice({ children }: { children?: ComponentChildren }) {
+  if (!children) return null;
+  return (
+    <div class="notice" role="status">
+      {children}
+    </div>
+  );
+}
+
+export function CsrfField({ token }: { token: string }) {
+  return <input type="hidden" name="_csrf" value={token} />;
+}
+
+interface FieldProps {
+  id: string;
+  name?: string;
+  label: string;
+  type?: 'text' | 'email' | 'password' | 'datetime-local' | 'date' | 'search' | 'url';
+  value?: string | null | undefined;
+  error?: string | undefined;
+  hint?: string;
+  required?: boolean;
+  autocomplete?: string;
+  maxLength?: number;
+  readOnly?: boolean;
+  autofocus?: boolean;
+}
+
+/** A labelled input; an error is tied to it with aria-describedby and aria-invalid. */
+export function Field({ id, name = id, label, type = 'text', value, error, hint, required, autocomplete, maxLength, readOnly, autofocus }: FieldProps) {
+  const describedBy = [hint ? `${id}-hint` : null, error ? `${id}-error` : null].filter(Boolean).join(' ') || undefined;
+  return (
+    <div class={error ? 'field field-error' : 'field'}>
+      <label for={id}>{label}</label>
+      {hint ? <p class="hint" id={`${id}-hint`}>{hint}</p> : null}
+      {error ? <p class="error-message" id={`${id}-error`}>{error}</p> : null}
+      <input
+        id={id}
+        name={name}
+        // The union is fine at run time; preact's types pair each input type with its own attributes.
+        type={type as 'text'}
+        value={value ?? undefined}
+        required={required}
+        autocomplete={autocomplete}
+        maxLength={maxLength}
+        readOnly={readOnly}
+        autofocus={autofocus}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={describedBy}
+      />
+    </div>
+  );
+}
+
+interface SelectProps {
+  id: string;
+  name?: string;
+  label: string;
+  options: readonly { value: string; label: string }[];
+  value?: string | undefined;
+  error?: string | undefined;
+  /** Visually hidden label (a select in a table row, named by its column). */
+  hiddenLabel?: boolean;
+}
+
+export function Select({ id, name = id, label, options, value, error, hiddenLabel }: SelectProps) {
+  return (
+    <div class={error ? 'field field-error' : 'field'}>
+      <label for={id} class={hiddenLabel ? 'visually-hidden' : undefined}>
+        {label}
+      </label>
+      {error ? <p class="error-message" id={`${id}-error`}>{error}</p> : null}
+      <select id={id} name={name} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined}>
+        {options.map((o) => (
+          <option value={o.value} selected={o.value === value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+interface RadioGroupProps {
+  /** The group's accessible name (the fieldset's legend). */
+  legend: string;
+  name: string;
+  options: readonly { value: string; label: string }[];
+  value?: string | undefined;
+  error?: string | undefined;
+  inline?: boolean;
+}
+
+export function RadioGroup({ legend, name, options, value, error, inline }: RadioGroupProps) {
+  return (
+    <fieldset class={inline ? 'radios inline' : 'radios'} id={name} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${name}-error` : undefined}>
+      <legend>{legend}</legend>
+      {error ? <p class="error-message" id={`${name}-error`}>{error}</p> : null}
+      {options.map((o) => (
+        <label class="radio">
+          <input type="radio" name={name} value={o.value} checked={o.value === value} /> {o.label}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+/** A form holding one action button: POST with the CSRF token and hidden values. */
+export function ActionForm({
+  action,
+  csrf,
+  label,
+  hidden,
+  danger,
+  children,
+}: {
+  action: string;
+  csrf: string;
+  label: string;
+  hidden?: Record<string, string>;
+  danger?: boolean;
+  children?: ComponentChildren;
+}) {
+  return (
+    <form method="post" action={action} class="inline-form">
+      <CsrfField token={csrf} />
+      {Object.entries(hidden ?? {}).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      {children}
+      <button type="submit" class={danger ? 'button danger' : 'button'}>
+        {label}
+      </button>
+    </form>
+  );
+}
+
+export function Table({ caption, headers, children, empty }: { caption: string; headers: readonly string[]; children?: ComponentChildren; empty?: string }) {
+  const rows = Array.isArray(children) ? children.length : children ? 1 : 0;
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            {headers.map((h) => (
+              <th scope="col">{h}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows === 0 ? (
+            <tr>
+              <td colSpan={headers.length} class="empty">
+                {empty ?? 'Nothing here yet.'}
+              </td>
+            </tr>
+          ) : (
+            children
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A time as the reader's eye wants it (UTC, minutes), with the exact ISO value for machines. */
+export function Time({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return <span class="muted">never</span>;
+  return <time dateTime={iso}>{iso.slice(0, 16).replace('T', ' ')} UTC</time>;
+}
+
+/** A labelled multi-line text field. */
+export function TextArea({ id, name = id, label, value, error, hint, maxLength }: { id: string; name?: string; label: string; value?: string | null | undefined; error?: string | undefined; hint?: string; maxLength?: number }) {
+  const describedBy = [hint ? `${id}-hint` : null, error ? `${id}-error` : null].filter(Boolean).join(' ') || undefined;
+  return (
+    <div class={error ? 'field field-error' : 'field'}>
+      <label for={id}>{label}</label>
+      {hint ? <p class="hint" id={`${id}-hint`}>{hint}</p> : null}
+      {error ? <p class="error-message" id={`${id}-error`}>{error}</p> : null}
+      <textarea id={id} name={name} rows={3} maxLength={maxLength} aria-invalid={error ? 'true' : undefined} aria-describedby={describedBy}>
+        {value ?? ''}
+      </textarea>
+    </div>
+  );
+}

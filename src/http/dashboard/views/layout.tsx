@@ -1,0 +1,105 @@
+import type { ComponentChildren } from 'preact';
+import type { Role } from '../../../db/schema.js';
+import { CsrfField, ErrorSummary, Notice, type FormError } from './components.js';
+
+/** What every signed-in page knows about who is looking. */
+export interface Viewer {
+  name: string | null;
+  email: string;
+  role: Role;
+  organizationName: string;
+}
+
+export interface NavItem {
+  href: string;
+  label: string;
+  /** Roles that may open the page; absent: every member. */
+  roles?: readonly Role[];
+}
+
+const ADMINS: readonly Role[] = ['owner', 'admin'];
+
+/**
+ * The navigation of DASHBOARD 1, in its order. A page appears here once it is built; the rest of the
+ * section's links (My tasks, Webhooks, Export, Billing) arrive with their pages.
+ */
+export const NAV: readonly NavItem[] = [
+  { href: '/dashboard/projects', label: 'Projects' },
+  { href: '/dashboard/members', label: 'Members' },
+  { href: '/dashboard/api-keys', label: 'API keys' },
+  { href: '/dashboard/audit-log', label: 'Audit log', roles: ADMINS },
+  { href: '/dashboard/account', label: 'Account' },
+];
+
+export interface LayoutProps {
+  title: string;
+  /** Signed-in pages show the navigation; sign-in pages do not. */
+  viewer?: Viewer | null;
+  csrf?: string;
+  /** The nav entry to mark as current. */
+  current?: string;
+  errors?: readonly FormError[] | undefined;
+  notice?: string | null | undefined;
+  children?: ComponentChildren;
+}
+
+function Nav({ viewer, csrf, current }: { viewer: Viewer; csrf: string; current?: string | undefined }) {
+  return (
+    <nav aria-label="Main" class="main-nav">
+      <ul>
+        {NAV.filter((item) => !item.roles || item.roles.includes(viewer.role)).map((item) => (
+          <li>
+            <a href={item.href} aria-current={item.href === current ? 'page' : undefined}>
+              {item.label}
+            </a>
+          </li>
+        ))}
+      </ul>
+      <form method="post" action="/dashboard/logout" class="sign-out">
+        <CsrfField token={csrf} />
+        <button type="submit" class="link-button">
+          Sign out
+        </button>
+      </form>
+    </nav>
+  );
+}
+
+/** Every dashboard page: landmarks, a skip link, the navigation, errors first. No inline script or style. */
+export function Layout({ title, viewer, csrf, current, errors, notice, children }: LayoutProps) {
+  const fullTitle = viewer ? `${title} · ${viewer.organizationName} · Workspace` : `${title} · Workspace`;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="robots" content="noindex" />
+        <title>{fullTitle}</title>
+        <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
+        <script src="/dashboard/assets/dashboard.js" defer></script>
+      </head>
+      <body class={viewer ? 'app' : 'auth'}>
+        <a class="skip-link" href="#main">
+          Skip to main content
+        </a>
+        <header class="site-header">
+          <a href="/dashboard" class="brand">
+            Workspace
+          </a>
+          {viewer ? (
+            <p class="who">
+              <span>{viewer.name ?? viewer.email}</span> <span class="muted">· {viewer.organizationName} · {viewer.role}</span>
+            </p>
+          ) : null}
+        </header>
+        {viewer && csrf ? <Nav viewer={viewer} csrf={csrf} current={current} /> : null}
+        <main id="main" tabindex={-1}>
+          <h1>{title}</h1>
+          <ErrorSummary errors={errors} />
+          <Notice>{notice}</Notice>
+          {children}
+        </main>
+      </body>
+    </html>
+  );
+}

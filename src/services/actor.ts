@@ -1,0 +1,77 @@
+import type { AuditSource, Role } from '../db/schema.js';
+import { errors } from '../errors.js';
+import { isAllowed, type Action, type ResourceKind, type Scope } from './permissions.js';
+
+/** Where a change came from, as the audit log records it. */
+export interface ActorContext {
+  readonly source: AuditSource;
+  readonly ip: string | null;
+  readonly userAgent: string | null;
+  readonly requestId: string | null;
+}
+
+/**
+ * A person acting through a door: an API key (keyId set) or a dashboard session (sessionId set). The role
+ * is the user's current one, read on every request; a session acts with full scope.
+ */
+export interface UserActor {
+  readonly type: 'user';
+  readonly orgId: string;
+  readonly userId: string;
+  /** The user's e-mail, as the audit log shows the actor. */
+  readonly label: string;
+  readonly role: Role;
+  readonly scope: Scope;
+  readonly keyId: string | null;
+  readonly sessionId: string | null;
+  readonly context: ActorContext;
+}
+
+/** The operator's command line, or the service itself (jobs, the billing provider): no role limits them. */
+export interface OperatorActor {
+  readonly type: 'cli' | 'system';
+  readonly orgId: string;
+  readonly context: ActorContext;
+}
+
+/**
+ * Whoever asks a service for a change. The API, the dashboard and the CLI each build one and call the
+ * same services, which decide permissions, owner rules, events and audit rows here, once.
+ */
+export type Actor = UserActor | OperatorActor;
+
+export const FULL_SCOPE: Scope = { kind: 'full' };
+
+const NO_REQUEST = { ip: null, userAgent: null, requestId: null } as const;
+
+export function cliActor(orgId: string): OperatorActor {
+  return { type: 'cli', orgId, context: { source: 'cli', ...NO_REQUEST } };
+}
+
+export function systemActor(orgId: string): OperatorActor {
+  return { type: 'system', orgId, context: { source: 'system', ...NO_REQUEST } };
+}
+
+/** The same operator acting in another organisation (CLI commands that address rows by global id). */
+export function inOrg<A extends Actor>(actor: A, orgId: string): A {
+  return actor.orgId === orgId ? actor : { ...actor, orgId };
+}
+
+/** Throws 403 `forbidden` unless the actor may do this: a key's scope within its user's current role (CONTRACT 9). */
+export function authorize(actor: Actor, resource: ResourceKind, action: Action): void {
+  if (actor.type === 'user' && !isAllowed(actor, resource, action)) throw errors.forbidden(forbiddenMessage(actor));
+}
+
+/** Whether the actor may do this; for doors that hide what a role cannot use. */
+export function can(actor: Actor, resource: ResourceKind, action: Action): boolean {
+  return actor.type !== 'user' || isAllowed(actor, resource, action);
+}
+
+/** The role the owner rules compare against: operators stand above every role. */
+export function actingRole(actor: Actor): Role {
+  return actor.type === 'user' ? actor.role : 'owner';
+}
+
+function forbiddenMessage(actor: UserActor): string {
+  return actor.keyId ? 'this API key is not allowed to perform this action' : `your role (${actor.role}) does not allow this action`;
+}

@@ -1,0 +1,106 @@
+import type { AuditOutcome } from '../db/schema.js';
+import type { Repositories } from '../db/repositories/index.js';
+import { newId } from '../lib/ids.js';
+import type { Actor } from './actor.js';
+
+/**
+ * The audit log's actions (DASHBOARD 8), past tense. `member.added` (an operator adding an active member
+ * directly from the CLI) and `organization.created` go beyond the contract's list; docs/decisions.md says so.
+ */
+export type AuditAction =
+  | 'organization.created'
+  | 'project.created'
+  | 'project.updated'
+  | 'project.deleted'
+  | 'workflow.created'
+  | 'workflow.updated'
+  | 'workflow.deleted'
+  | 'workflow_run.started'
+  | 'workflow_run.completed'
+  | 'workflow_run.failed'
+  | 'task.created'
+  | 'task.assigned'
+  | 'task.completed'
+  | 'member.invited'
+  | 'member.added'
+  | 'member.role_changed'
+  | 'member.removed'
+  | 'invitation.accepted'
+  | 'api_key.created'
+  | 'api_key.revoked'
+  | 'webhook.created'
+  | 'webhook.deleted'
+  | 'delivery.replayed'
+  | 'user.signed_in'
+  | 'user.sign_in_failed'
+  | 'user.signed_out'
+  | 'user.password_changed'
+  | 'user.name_changed'
+  | 'export.requested'
+  | 'export.downloaded'
+  | 'audit_log.exported'
+  | 'subscription.cancelled'
+  | 'subscription.resumed';
+
+export interface AuditTarget {
+  type: string;
+  id: string;
+  /** How the target was named at the time (a project's name, a member's e-mail). */
+  label?: string | null;
+}
+
+/** Changed fields as old → new. Never pass a secret, key, token or password here. */
+export type AuditChanges = Record<string, { old: unknown; new: unknown }>;
+
+export interface AuditEntry {
+  action: AuditAction;
+  target?: AuditTarget | null;
+  changes?: AuditChanges | null;
+  outcome?: AuditOutcome;
+  at: number;
+}
+
+/**
+ * Writes one audit row inside the caller's transaction, so the row exists exactly when the change does.
+ * The actor's label is copied: the row still names them after they are renamed or removed.
+ */
+export async function recordAudit(repos: Repositories, actor: Actor, entry: AuditEntry): Promise<void> {
+  const user = actor.type === 'user' ? actor : null;
+  const changes = entry.changes && Object.keys(entry.changes).length > 0 ? JSON.stringify(entry.changes) : null;
+  await repos.audit.insert({
+    id: newId('aud'),
+    org_id: actor.orgId,
+    occurred_at: entry.at,
+    actor_type: actor.type,
+    actor_id: user?.userId ?? null,
+    actor_label: user ? user.label : actor.type,
+    api_key_id: user?.keyId ?? null,
+    session_id: user?.sessionId ?? null,
+    action: entry.action,
+    target_type: entry.target?.type ?? null,
+    target_id: entry.target?.id ?? null,
+    target_label: entry.target?.label ?? null,
+    source: actor.context.source,
+    ip: actor.context.ip,
+    user_agent: actor.context.userAgent,
+    request_id: actor.context.requestId,
+    outcome: entry.outcome ?? 'success',
+    changes,
+  });
+}
+
+/** The fields whose values differ between two records, as old → new. */
+export function diffChanges<T extends Record<string, unknown>>(before: T, after: Partial<T>, fields: readonly (keyof T & string)[]): AuditChanges {
+  const changes: AuditChanges = {};
+  for (const field of fields) {
+    if (field in after && after[field] !== before[field]) changes[field] = { old: before[field] ?? null, new: after[field] ?? null };
+  }
+  return changes;
+}
+
+/** A created record's fields, as null → value. */
+export function createdChanges(values: Record<string, unknown>): AuditChanges {
+  const changes: AuditChanges = {};
+  for (const [field, value] of Object.entries(values)) if (value !== undefined && value !== null) changes[field] = { old: null, new: value };
+  return changes;
+}

@@ -1,0 +1,121 @@
+import type { UserRow } from '../db/schema.js';
+import type { Store } from '../db/store.js';
+import type { Repositories } from '../db/repositories/index.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { newId, randomToken } from '../lib/ids.js';
+import type { Clock } from '../lib/time.js';
+import { FULL_SCOPE, type ActorContext, type UserActor } from './actor.js';
+import { recordAudit } from './audit.js';
+
+/** DASHBOARD 2: a session ends after 2 hours without a request, and 12 hours after sign-in at the latest. */
+export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
+export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
+/** `last_seen_at` is written at most this often: a click is a read, not a write, most of the time. */
+export const SESSION_TOUCH_MS = 60 * 1000;
+
+// Real tokens are 43 characters; anything far longer is not worth hashing.
+const MAX_TOKEN_LENGTH = 128;
+
+export interface StartedSession {
+  /** The cookie value: 256 random bits, stored only as its SHA-256. */
+  token: string;
+  sessionId: string;
+  expiresAt: number;
+}
+
+/** A live session: the signed-in user as services see them, with their role as it is now. */
+export interface ResolvedSession {
+  sessionId: string;
+  expiresAt: number;
+  user: UserRow;
+  organizationName: string;
+  actor: UserActor;
+}
+
+export function sessionActor(user: UserRow, sessionId: string | null, context: ActorContext): UserActor {
+  return {
+    type: 'user',
+    orgId: user.org_id,
+    userId: user.id,
+    label: user.email,
+    role: user.role,
+    scope: FULL_SCOPE,
+    keyId: null,
+    sessionId,
+    context,
+  };
+}
+
+/**
+ * Dashboard sessions live in the database and are read on every request, so signing out, a password
+ * change or a member's removal ends them on every instance at once, and a role change applies to the
+ * next click. No cache: the lookup is one indexed join.
+ */
+export function createSessionsService({ store, clock }: { store: Store; clock: Clock }) {
+  return {
+    /** Inside the caller's transaction (sign-in, password setup, invitation): a new token every time. */
+    async start(repos: Repositories, user: UserRow, context: ActorContext): Promise<StartedSession> {
+      const token = randomToken(32);
+      const now = clock.now();
+      const sessionId = newId('sess');
+      const expiresAt = now + SESSION_ABSOLUTE_MS;
+      await repos.sessions.insert({
+        id: sessionId,
+        org_id: user.org_id,
+        user_id: user.id,
+        token_hash: sha256Hex(token),
+        created_at: now,
+        last_seen_at: now,
+        expires_at: expiresAt,
+        ip: context.ip,
+        user_agent: context.userAgent,
+      });
+      await recordAudit(repos, sessionActor(user, sessionId, context), {
+        action: 'user.signed_in',
+        target: { type: 'user', id: user.id, label: user.email },
+        at: now,
+      });
+      return { token, sessionId, expiresAt };
+    },
+
+    /** The session behind a cookie, or null when it is unknown, expired, idle too long, or its user is gone. */
+    async resolve(token: string, context: ActorContext): Promise<ResolvedSession | null> {
+      if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
+      const found = await store.repos.sessions.findByTokenHash(sha256Hex(token));
+      if (!found) return null;
+      const { session, user } = found;
+      const now = clock.now();
+      if (user.status !== 'active' || now >= session.expires_at || now - session.last_seen_at >= SESSION_IDLE_MS) {
+        await store.repos.sessions.delete(session.org_id, session.id);
+        return null;
+      }
+      if (now - session.last_seen_at >= SESSION_TOUCH_MS) await store.repos.sessions.touch(session.org_id, session.id, now);
+      return {
+        sessionId: session.id,
+        expiresAt: session.expires_at,
+        user,
+        organizationName: found.organizationName,
+        actor: sessionActor(user, session.id, context),
+      };
+    },
+
+    /** "Sign out": the session row is gone, so no instance accepts the cookie again. */
+    async end(actor: UserActor): Promise<void> {
+      const sessionId = actor.sessionId;
+      if (!sessionId) return;
+      const now = clock.now();
+      await store.transaction(async (repos) => {
+        if (!(await repos.sessions.delete(actor.orgId, sessionId))) return;
+        await recordAudit(repos, actor, { action: 'user.signed_out', target: { type: 'user', id: actor.userId, label: actor.label }, at: now });
+      });
+    },
+
+    /** Housekeeping for the worker: removes sessions no request can use any more. */
+    async prune(): Promise<number> {
+      const now = clock.now();
+      return store.repos.sessions.deleteExpired(now, now - SESSION_IDLE_MS);
+    },
+  };
+}
+
+export type SessionsService = ReturnType<typeof createSessionsService>;
