@@ -13,6 +13,7 @@ import { createPgWakeRelay } from './db/pg-notify.js';
 import { metricsRepository } from './db/repositories/metrics-repo.js';
 import { createMetrics, type Metrics } from './lib/metrics.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
+import { createAccountsService } from './services/accounts-service.js';
 import { createAdminService } from './services/admin-service.js';
 import { createApiKeysService } from './services/api-keys-service.js';
 import { createAuditService } from './services/audit-service.js';
@@ -96,6 +97,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     authEvents,
     onTouchError: (err) => logger.warn({ err: (err as Error).message }, 'could not record when an API key was last used'),
   });
+  const sessions = createSessionsService({ store, clock });
+  const invitations = createInvitationsService({ store, clock, authEvents });
   const services: Services = {
     admin: createAdminService({ store, clock, authEvents, apiKeys }),
     apiKeys,
@@ -103,14 +106,15 @@ export async function createContainer(config: Config, options: ContainerOptions 
     idempotency: createIdempotencyService({ store, clock }),
     projects: createProjectsService({ store, clock }),
     users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
-    invitations: createInvitationsService({ store, clock, authEvents }),
+    invitations,
     webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
     deliveries: createDeliveriesService({ store, clock, waker }),
     workflows: createWorkflowsService({ store, clock }),
     tasks: createTasksService({ store, clock }),
     audit: createAuditService({ store, clock, retentionMs: config.auditRetentionDays * 86_400_000 }),
-    sessions: createSessionsService({ store, clock }),
+    sessions,
     organizations: createOrganizationsService({ store }),
+    accounts: createAccountsService({ store, clock, sessions, invitations, mailer, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
   };
 
   const metricsRepo = metricsRepository({ db: database.db, dialect: database.dialect });

@@ -154,7 +154,7 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
     const res = await runCli(['org', 'create', '--name', 'Acme', '--owner-email', 'founder@example.com', '--json'], world.env);
     expect(res.code).toBe(0);
     const created = JSON.parse(res.stdout);
-    expect(Object.keys(created).sort()).toEqual(['api_key', 'organization', 'owner']);
+    expect(Object.keys(created).sort()).toEqual(['api_key', 'organization', 'owner', 'setup_url']);
     expect(created.organization).toEqual({ id: expect.stringMatching(/^org_/), name: 'Acme', created_at: expect.any(String) });
     expect(created.owner).toMatchObject({ id: expect.stringMatching(/^user_/), email: 'founder@example.com', name: null, role: 'owner', status: 'active' });
     expect(created.api_key).toMatchObject({

@@ -232,7 +232,11 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
   it('replays one delivery (same event id and body) and bulk-replays failed ones', async () => {
     const pathname = freshPath();
     let healthy = false;
-    receiver.on(pathname, (_req, res) => void res.writeHead(healthy ? 200 : 500).end());
+    // While held, the receiver keeps its answer back, so a replay's attempt stays in flight (pending).
+    let hold: Promise<void> | null = null;
+    receiver.on(pathname, (_req, res) => {
+      void (hold ?? Promise.resolve()).then(() => res.writeHead(healthy ? 200 : 500).end());
+    });
     const hook = await subscribe(org, pathname);
     const first = await emit(org.id, 'project.created');
     const second = await emit(org.id, 'project.created');
@@ -254,9 +258,13 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
     const history = await attemptsOf(org.id, d1!.id);
     expect(history.at(-1)).toMatchObject({ attempt_number: 7, trigger: 'replay', outcome: 'success' });
 
-    // A replay of a delivered delivery is allowed; one still pending is refused.
+    // A replay of a delivered delivery is allowed; one still pending (its attempt held open) is refused.
+    let release!: () => void;
+    hold = new Promise((resolve) => (release = resolve));
     await expect(deliveries.replay(cliActor(org.id), hook.id, d1!.id)).resolves.toMatchObject({ status: 'pending' });
     await expect(deliveries.replay(cliActor(org.id), hook.id, d1!.id)).rejects.toMatchObject({ status: 409, code: 'conflict' });
+    hold = null;
+    release();
     await settled(org.id, d1!.id, 'delivered');
 
     const bulk = await deliveries.replayFailed(cliActor(org.id), hook.id, 0);

@@ -35,9 +35,11 @@ describe('invitation page in a browser (sqlite)', () => {
       await page.goto(`${baseUrl}/invitations/${token}`);
       await page.fill('#name', 'Shorty');
       await page.fill('#password', 'short');
-      await page.click('#submit');
-      await expect.poll(() => page.textContent('#status')).toContain('password must be at least 8 characters');
-      expect(await page.getAttribute('#status', 'class')).toBe('error');
+      const [response] = await Promise.all([page.waitForNavigation(), page.click('#submit')]);
+      expect(response?.status()).toBe(400);
+      expect(await page.textContent('[role="alert"]')).toContain('Password must be at least 8 characters');
+      expect(await page.getAttribute('#password', 'aria-invalid')).toBe('true');
+      expect(await page.inputValue('#name')).toBe('Shorty');
     } finally {
       await page.close();
     }
@@ -45,7 +47,7 @@ describe('invitation page in a browser (sqlite)', () => {
     expect(user.body).toMatchObject({ status: 'invited', name: null });
   });
 
-  it('activates the user from the form', async () => {
+  it('activates the user from the form and lands signed in on the dashboard', async () => {
     const { id, token } = await invite('grace@example.com');
     const page = await browser.newPage();
     const consoleErrors: string[] = [];
@@ -53,16 +55,16 @@ describe('invitation page in a browser (sqlite)', () => {
     try {
       const response = await page.goto(`${baseUrl}/invitations/${token}`);
       expect(response?.status()).toBe(200);
-      expect(await page.title()).toBe('Join Browser & Co');
+      expect(page.url()).toBe(`${baseUrl}/dashboard/invitations/${token}`);
+      expect(await page.title()).toBe('Join Browser & Co · Workspace');
       expect(await page.inputValue('#email')).toBe('grace@example.com');
       await page.fill('#name', 'Grace Hopper');
       await page.fill('#password', 'compilers rule 1952');
       await page.screenshot({ path: '/tmp/invitation-page-filled.png', fullPage: true });
-      await page.click('#submit');
-      await expect.poll(() => page.textContent('#status')).toContain('Welcome, Grace Hopper! Your account is active.');
-      expect(await page.getAttribute('#status', 'class')).toBe('ok');
-      expect(await page.isHidden('#accept')).toBe(true);
-      // The CSP lets the inline style and script run: nothing was blocked.
+      await Promise.all([page.waitForURL(`${baseUrl}/dashboard`), page.click('#submit')]);
+      expect(await page.textContent('h1')).toBe('Overview');
+      expect(await page.textContent('header')).toContain('Grace Hopper');
+      // The dashboard's CSP blocked nothing: its own stylesheet and script load from our origin.
       expect(consoleErrors).toEqual([]);
     } finally {
       await page.close();

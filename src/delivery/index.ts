@@ -38,7 +38,11 @@ export async function startDeliveryWorker(container: Container, options: StartDe
       waker: container.waker,
       dispatcher,
       onAttemptFinished: (outcome) => container.metrics.deliveryAttempt(outcome),
-      pruneAuditLog: () => container.services.audit.prune(),
+      housekeeping: [
+        { name: 'audit log', run: () => container.services.audit.prune() },
+        { name: 'expired sessions', run: () => container.services.sessions.prune() },
+        { name: 'used and expired password links', run: () => container.services.accounts.prune() },
+      ],
     },
     options,
   );

@@ -20,8 +20,11 @@ export interface DeliveryWorkerDeps {
   dispatcher: Dispatcher;
   /** Called once per finished attempt, after its result and the delivery's next state are stored. */
   onAttemptFinished?: (outcome: AttemptOutcome) => void;
-  /** Audit log retention, run on the history-pruning cadence; returns how many rows it removed. */
-  pruneAuditLog?: () => Promise<number>;
+  /**
+   * Other retention jobs (the audit log, expired sessions), run on the history-pruning cadence; each
+   * returns how many rows it removed and is logged as `delivery worker: pruned <name>`.
+   */
+  housekeeping?: readonly { name: string; run: () => Promise<number> }[];
 }
 
 export interface DeliveryWorkerTuning {
@@ -249,16 +252,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   }
 
   const unsubscribe = deps.waker.subscribe(() => kick());
-  async function pruneAuditLog(): Promise<void> {
-    if (!deps.pruneAuditLog || stopping) return;
-    const removed = await deps.pruneAuditLog();
-    if (removed > 0) logger.info({ removed }, 'delivery worker: pruned audit log');
+  async function housekeep(job: { name: string; run: () => Promise<number> }): Promise<void> {
+    if (stopping) return;
+    const removed = await job.run();
+    if (removed > 0) logger.info({ removed }, `delivery worker: pruned ${job.name}`);
   }
 
-  // Each runs on its own: a failure of one does not hold back the other.
+  // Each runs on its own: a failure of one does not hold back the others.
   const runPrune = () => {
     void prune().catch((err) => logger.error({ err }, 'delivery worker: pruning failed'));
-    void pruneAuditLog().catch((err) => logger.error({ err }, 'delivery worker: audit log pruning failed'));
+    for (const job of deps.housekeeping ?? []) {
+      void housekeep(job).catch((err) => logger.error({ err }, `delivery worker: pruning ${job.name} failed`));
+    }
   };
   const firstPrune = setTimeout(runPrune, Math.min(5000, pruneMs));
   const pruneTimer = setInterval(runPrune, pruneMs);

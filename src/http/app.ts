@@ -1,4 +1,3 @@
-import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -202,8 +201,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  // Cookies are read by the dashboard and by the invitation page (which ends signed in).
-  await app.register(cookie);
   for (const plugin of routes) await app.register(plugin, deps);
   await app.register(dashboardPlugin, { ...deps, prefix: '/dashboard' });
 

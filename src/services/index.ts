@@ -1,3 +1,4 @@
+import type { AccountsService } from './accounts-service.js';
 import type { AdminService } from './admin-service.js';
 import type { ApiKeysService } from './api-keys-service.js';
 import type { AuditService } from './audit-service.js';
@@ -15,6 +16,7 @@ import type { WorkflowsService } from './workflows-service.js';
 
 /** The services the HTTP layer and the CLI call; built by the container. */
 export interface Services {
+  accounts: AccountsService;
   admin: AdminService;
   apiKeys: ApiKeysService;
   audit: AuditService;

@@ -8,6 +8,7 @@ import { newId } from '../lib/ids.js';
 import type { Clock } from '../lib/time.js';
 import { invitationMail } from '../mail/invitation-mail.js';
 import type { Mailer } from '../mail/mailer.js';
+import { sendLinkMail } from '../mail/send-link-mail.js';
 import type { AuthEvents } from './auth-events.js';
 import { invitationLink, issueInvitation } from './invitations-service.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
@@ -54,15 +55,12 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
    */
   async function sendInvitation({ user, token, expiresAt, organizationName }: PendingMail): Promise<void> {
     const link = invitationLink(publicBaseUrl, token);
-    try {
-      await mailer.send(invitationMail({ to: user.email, organizationName, role: user.role, link, expiresAt: new Date(expiresAt) }));
-    } catch (err) {
-      const { message = String(err), code } = err as { message?: string; code?: unknown };
-      log.error(
-        { userId: user.id, orgId: user.org_id, err: { message: message.replaceAll(token, '[redacted]'), code } },
-        'invitation e-mail could not be sent; re-inviting the user sends a new one',
-      );
-    }
+    await sendLinkMail(mailer, log, invitationMail({ to: user.email, organizationName, role: user.role, link, expiresAt: new Date(expiresAt) }), {
+      token,
+      userId: user.id,
+      orgId: user.org_id,
+      failure: 'invitation e-mail could not be sent; re-inviting the user sends a new one',
+    });
   }
 
   return {

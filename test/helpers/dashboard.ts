@@ -37,6 +37,15 @@ export function textOf(html: string): string {
 export class DashboardClient {
   readonly cookies = new Map<string, string>();
   lastCsrf: string | null = null;
+  /** The session `signInAs` started. */
+  sessionId: string | null = null;
+
+  /** A client already signed in as the user. */
+  static async signedIn(env: TestEnv, orgId: string, userId: string): Promise<DashboardClient> {
+    const client = new DashboardClient(env);
+    await client.signInAs(orgId, userId);
+    return client;
+  }
 
   constructor(private readonly env: TestEnv) {}
 
@@ -99,5 +108,13 @@ export class DashboardClient {
     );
     const name = this.env.config.publicBaseUrl.startsWith('https:') ? '__Host-ws_session' : 'ws_session';
     this.cookies.set(name, started.token);
+    this.sessionId = started.sessionId;
   }
+}
+
+/** The status of the page an invitation e-mail links to, following its redirect to the dashboard's form. */
+export async function invitationPageStatus(env: TestEnv, token: string): Promise<number> {
+  let res = await env.request('GET', `/invitations/${token}`);
+  if (res.status === 303 && typeof res.headers.location === 'string') res = await env.request('GET', res.headers.location);
+  return res.status;
 }

@@ -1,3 +1,4 @@
+import { cliActor } from '../../services/actor.js';
 import { ROLES } from '../../services/permissions.js';
 import { ORG_OPTION, required, type CommandGroup } from '../command.js';
 import { formatFields } from '../output.js';
@@ -35,6 +36,25 @@ export const userGroup: CommandGroup = {
             ['Role', user.role],
             ['Status', user.status],
             ['Created', user.created_at],
+          ]),
+        };
+      },
+    },
+    {
+      name: 'password-link',
+      summary: 'a single-use link (72 hours) for an active user to choose a dashboard password',
+      details: 'Any older unused password link of the user stops working. Invited users accept their invitation instead.',
+      options: {
+        user: { type: 'string', value: 'USER', description: 'user id (user_...)', required: true },
+      },
+      async run(input) {
+        // An operator names users by their global id: any organisation.
+        const link = await withContainer(input, (c) => c.services.accounts.issuePasswordLink(cliActor(''), required(input, 'user'), 'setup'));
+        return {
+          data: link,
+          text: formatFields([
+            ['Link', link.url],
+            ['Expires', `${link.expires_at}  (single use)`],
           ]),
         };
       },

@@ -1,5 +1,6 @@
 import { apiKeysRepository } from './api-keys-repo.js';
 import { auditRepository } from './audit-repo.js';
+import { authTokensRepository } from './auth-tokens-repo.js';
 import { deliveriesRepository } from './deliveries-repo.js';
 import { eventsRepository } from './events-repo.js';
 import type { RepoContext } from './executor.js';
@@ -28,6 +29,7 @@ export function createRepositories(ctx: RepoContext) {
     deliveries: deliveriesRepository(ctx),
     audit: auditRepository(ctx),
     sessions: sessionsRepository(ctx),
+    authTokens: authTokensRepository(ctx),
   };
 }
 

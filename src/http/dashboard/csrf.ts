@@ -23,7 +23,9 @@ export function isCrossSite(request: FastifyRequest, ownOrigins: readonly string
   const site = request.headers['sec-fetch-site'];
   if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return true;
   const origin = request.headers.origin;
-  if (typeof origin === 'string' && origin !== '') {
+  // `Origin: null` is what browsers send for our own forms under `Referrer-Policy: no-referrer`: it names no
+  // site, so Sec-Fetch-Site and the token decide.
+  if (typeof origin === 'string' && origin !== '' && origin !== 'null') {
     const requestOrigin = `${request.protocol}://${request.host}`;
     return origin !== requestOrigin && !ownOrigins.includes(origin);
   }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -60,6 +61,8 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
   const cookies = dashboardCookies(config);
   const ownOrigins = [new URL(config.publicBaseUrl).origin];
 
+  // Cookies and form bodies exist only in this scope: the API parses neither, and pays nothing for them.
+  await app.register(cookie);
   await app.register(formbody, { bodyLimit: 1024 * 1024 });
   await app.register(fastifyStatic, {
     root: ASSETS,

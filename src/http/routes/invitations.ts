@@ -1,10 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { randomToken } from '../../lib/ids.js';
 import type { AppDeps } from '../app.js';
 import { requestContext } from '../request-context.js';
-import { invitationErrorPage, invitationPage, invitationPageHeaders } from '../pages/invitation-page.js';
 import { ErrorResponse } from '../schemas/common.js';
-import { AcceptInvitationBody, HtmlPage, TokenParams } from '../schemas/invitations.js';
+import { AcceptInvitationBody, TokenParams } from '../schemas/invitations.js';
 import { User } from '../schemas/users.js';
 
 const tags = ['Invitations'];
@@ -17,26 +15,25 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, 
   const invitations = services.invitations;
   const logLevel = 'warn';
 
+  // The e-mailed link (CONTRACT 5). The page itself is the dashboard's, a form that works without script and
+  // ends signed in; the redirect carries no referrer and is never cached, as the token is in both URLs.
   app.get('/invitations/:token', {
     logLevel,
     schema: {
       tags,
-      summary: 'The page an invitation e-mail links to: a form that accepts the invitation',
+      summary: 'The page an invitation e-mail links to: redirects to the dashboard form that accepts the invitation',
       security: [],
       params: TokenParams,
       response: {
-        200: HtmlPage('The invitation form.'),
-        404: HtmlPage('Unknown, used or superseded link.'),
-        410: HtmlPage('The link is older than 72 hours; the page says to ask for a new invite.'),
+        303: { description: 'To `/dashboard/invitations/{token}`: the invitation form (404 or 410 page there for unknown, used or expired links).' },
       },
     },
-    handler: async (request, reply) => {
-      const view = await invitations.view(request.params.token);
-      const nonce = randomToken(16);
-      reply.headers(invitationPageHeaders(nonce));
-      if (view.state === 'open') return reply.code(200).send(invitationPage(view, nonce));
-      return reply.code(view.state === 'expired' ? 410 : 404).send(invitationErrorPage(view.state, nonce));
-    },
+    handler: async (request, reply) =>
+      reply
+        .code(303)
+        .headers({ 'referrer-policy': 'no-referrer', 'cache-control': 'no-store' })
+        .header('location', `/dashboard/invitations/${encodeURIComponent(request.params.token)}`)
+        .send(),
   });
 
   app.post('/invitations/:token/accept', {

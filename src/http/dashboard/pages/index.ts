@@ -1,7 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../app.js';
+import { accountPages } from './account.js';
+import { apiKeysPages } from './api-keys.js';
+import { auditLogPages } from './audit-log.js';
+import { authPages } from './auth.js';
+import { invitationPages } from './invitation.js';
+import { membersPages } from './members.js';
 import { overviewPages } from './overview.js';
 import { projectPages } from './projects.js';
 
 /** Every page module of the dashboard, registered under /dashboard. */
-export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages];
+export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages];

@@ -40,6 +40,23 @@ export function CsrfField({ token }: { token: string }) {
   return <input type="hidden" name="_csrf" value={token} />;
 }
 
+/** The ids a field's description and error are known by, for `aria-describedby`. */
+function describedBy(id: string, hint: string | undefined, error: string | undefined): string | undefined {
+  return [hint ? `${id}-hint` : null, error ? `${id}-error` : null].filter(Boolean).join(' ') || undefined;
+}
+
+/** Label, hint and error around one control, the same for every kind of field. */
+function FieldShell({ id, label, hint, error, children }: { id: string; label: string; hint?: string | undefined; error?: string | undefined; children: ComponentChildren }) {
+  return (
+    <div class={error ? 'field field-error' : 'field'}>
+      <label for={id}>{label}</label>
+      {hint ? <p class="hint" id={`${id}-hint`}>{hint}</p> : null}
+      {error ? <p class="error-message" id={`${id}-error`}>{error}</p> : null}
+      {children}
+    </div>
+  );
+}
+
 interface FieldProps {
   id: string;
   name?: string;
@@ -57,12 +74,8 @@ interface FieldProps {
 
 /** A labelled input; an error is tied to it with aria-describedby and aria-invalid. */
 export function Field({ id, name = id, label, type = 'text', value, error, hint, required, autocomplete, maxLength, readOnly, autofocus }: FieldProps) {
-  const describedBy = [hint ? `${id}-hint` : null, error ? `${id}-error` : null].filter(Boolean).join(' ') || undefined;
   return (
-    <div class={error ? 'field field-error' : 'field'}>
-      <label for={id}>{label}</label>
-      {hint ? <p class="hint" id={`${id}-hint`}>{hint}</p> : null}
-      {error ? <p class="error-message" id={`${id}-error`}>{error}</p> : null}
+    <FieldShell id={id} label={label} hint={hint} error={error}>
       <input
         id={id}
         name={name}
@@ -75,9 +88,9 @@ export function Field({ id, name = id, label, type = 'text', value, error, hint,
         readOnly={readOnly}
         autofocus={autofocus}
         aria-invalid={error ? 'true' : undefined}
-        aria-describedby={describedBy}
+        aria-describedby={describedBy(id, hint, error)}
       />
-    </div>
+    </FieldShell>
   );
 }
 
@@ -201,15 +214,11 @@ export function Time({ iso }: { iso: string | null | undefined }) {
 
 /** A labelled multi-line text field. */
 export function TextArea({ id, name = id, label, value, error, hint, maxLength }: { id: string; name?: string; label: string; value?: string | null | undefined; error?: string | undefined; hint?: string; maxLength?: number }) {
-  const describedBy = [hint ? `${id}-hint` : null, error ? `${id}-error` : null].filter(Boolean).join(' ') || undefined;
   return (
-    <div class={error ? 'field field-error' : 'field'}>
-      <label for={id}>{label}</label>
-      {hint ? <p class="hint" id={`${id}-hint`}>{hint}</p> : null}
-      {error ? <p class="error-message" id={`${id}-error`}>{error}</p> : null}
-      <textarea id={id} name={name} rows={3} maxLength={maxLength} aria-invalid={error ? 'true' : undefined} aria-describedby={describedBy}>
+    <FieldShell id={id} label={label} hint={hint} error={error}>
+      <textarea id={id} name={name} rows={3} maxLength={maxLength} aria-invalid={error ? 'true' : undefined} aria-describedby={describedBy(id, hint, error)}>
         {value ?? ''}
       </textarea>
-    </div>
+    </FieldShell>
   );
 }

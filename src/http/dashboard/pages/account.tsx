@@ -1,0 +1,90 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppDeps } from '../../app.js';
+import { pageContext, seeOther, sendPage, type PageContext } from '../context.js';
+import { formErrors } from '../form-validation.js';
+import { FormBody, FormText, htmlResponses } from '../schemas.js';
+import { CsrfField, errorFor, Field, type FormError } from '../views/components.js';
+import { Layout } from '../views/layout.js';
+import { errorStatus, isFormError, NewPasswordField } from './auth.js';
+
+const HERE = '/dashboard/account';
+
+/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
+const NOTICES = {
+  name: 'Your name was saved.',
+  password: 'Your password was changed. Your other sessions were signed out.',
+} as const;
+
+const AccountQuery = Type.Object(
+  { done: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('password')])) },
+  { additionalProperties: false },
+);
+const NameBody = FormBody({ name: FormText(1024) });
+const PasswordBody = FormBody({ current_password: FormText(4096), new_password: FormText(4096) });
+
+function AccountView({ page, name, errors, notice }: { page: PageContext; name?: string | null | undefined; errors?: FormError[]; notice?: string | null }) {
+  const { viewer, csrf } = page;
+  return (
+    <Layout title="Account" viewer={viewer} csrf={csrf} current={HERE} errors={errors} notice={notice}>
+      <section aria-labelledby="profile-title" class="panel">
+        <h2 id="profile-title">Profile</h2>
+        <p>
+          Signed in as <strong>{viewer.email}</strong> in {viewer.organizationName} ({viewer.role}).
+        </p>
+        <form method="post" action={`${HERE}/name`}>
+          <CsrfField token={csrf} />
+          <Field id="name" label="Name" value={name ?? viewer.name} error={errorFor(errors, 'name')} autocomplete="name" maxLength={255} required />
+          <button type="submit">Save name</button>
+        </form>
+      </section>
+      <section aria-labelledby="password-title" class="panel">
+        <h2 id="password-title">Password</h2>
+        <form method="post" action={`${HERE}/password`}>
+          <CsrfField token={csrf} />
+          <Field id="current_password" label="Current password" type="password" error={errorFor(errors, 'current_password')} autocomplete="current-password" required />
+          <NewPasswordField id="new_password" label="New password" errors={errors} hint="8 to 1,024 characters. Your other sessions are signed out; this one stays." />
+          <button type="submit">Change password</button>
+        </form>
+      </section>
+    </Layout>
+  );
+}
+
+/** "Account" (DASHBOARD 3): any member changes their own name and password; the accounts service decides. */
+export const accountPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+  const accounts = services.accounts;
+
+  app.get('/account', { schema: { hide: true, querystring: AccountQuery, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const done = request.query.done;
+    return sendPage(reply, <AccountView page={page} notice={done ? NOTICES[done] : null} />);
+  });
+
+  app.post('/account/name', { schema: { hide: true, body: NameBody, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const name = request.body.name ?? '';
+    try {
+      await accounts.changeName(page.actor, name);
+      return seeOther(reply, `${HERE}?done=name`);
+    } catch (error) {
+      if (!isFormError(error)) throw error;
+      const status = errorStatus(reply, error);
+      return sendPage(reply, <AccountView page={page} name={name} errors={formErrors(error, { name: 'Name' })} />, status);
+    }
+  });
+
+  app.post('/account/password', { schema: { hide: true, body: PasswordBody, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const { current_password: current = '', new_password: next = '' } = request.body;
+    try {
+      await accounts.changePassword(page.actor, current, next);
+      return seeOther(reply, `${HERE}?done=password`);
+    } catch (error) {
+      if (!isFormError(error)) throw error;
+      const status = errorStatus(reply, error);
+      const errors = formErrors(error, { current_password: 'Current password', new_password: 'New password' });
+      return sendPage(reply, <AccountView page={page} errors={errors} />, status);
+    }
+  });
+};

@@ -1,0 +1,341 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { DomainError, errors, type ErrorDetail } from '../../../errors.js';
+import type { Actor } from '../../../services/actor.js';
+import { assertCanReadAudit, type AuditEntryView, type AuditExportFormat, type AuditListFilter } from '../../../services/audit-service.js';
+import type { PageResult } from '../../../services/pagination.js';
+import type { AppDeps } from '../../app.js';
+import { pageContext, sendPage, type PageContext } from '../context.js';
+import { formErrors } from '../form-validation.js';
+import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
+import { ActionForm, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
+import { Layout } from '../views/layout.js';
+
+const HERE = '/dashboard/audit-log';
+const PAGE_SIZE = 50;
+
+/** The filter fields as typed into the form: ids, names and query parameters are the same words. */
+const FILTER_FIELDS = ['action', 'actor', 'target', 'from', 'to'] as const;
+type FilterField = (typeof FILTER_FIELDS)[number];
+type FilterText = Partial<Record<FilterField, string>>;
+
+const LABELS: Record<FilterField, string> = { action: 'Action', actor: 'Actor', target: 'Target', from: 'From', to: 'To' };
+
+// The schemas only bound the size; the service owns the real limits, so a long value is listed on the page.
+const ListQuery = Type.Object(
+  {
+    action: FormText(1024),
+    actor: FormText(1024),
+    target: FormText(1024),
+    from: FormText(64),
+    to: FormText(64),
+    cursor: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+const ExportForm = FormBody({
+  format: FormText(16),
+  action: FormText(1024),
+  actor: FormText(1024),
+  target: FormText(1024),
+  from: FormText(64),
+  to: FormText(64),
+});
+
+const EXPORT_RESPONSES = {
+  ...htmlResponses,
+  200: {
+    description: 'The filtered audit log as CSV or JSON Lines, streamed as an attachment.',
+    content: { 'text/csv': { schema: Type.String() }, 'application/x-ndjson': { schema: Type.String() } },
+  },
+};
+
+/** What was typed, trimmed; empty fields dropped (an empty field is no filter). */
+function filterText(values: Partial<Record<string, string | undefined>>): FilterText {
+  const text: FilterText = {};
+  for (const field of FILTER_FIELDS) {
+    const value = values[field]?.trim();
+    if (value) text[field] = value;
+  }
+  return text;
+}
+
+// datetime-local sends `2026-01-31T14:30` (seconds when the step allows them); a space or a trailing Z,
+// as people paste times from this page or from the CSV, is taken too.
+const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?Z?$/;
+
+/** A datetime-local value read as UTC, in epoch ms; null when it is not a real date and time. */
+function parseUtcDateTime(value: string): number | null {
+  const match = LOCAL_TIME.exec(value);
+  if (!match) return null;
+  const [, year, month, day, hour, minute, second = '0', fraction = '0'] = match;
+  const ms = Number(fraction.padEnd(3, '0'));
+  const at = new Date(0);
+  at.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+  at.setUTCHours(Number(hour), Number(minute), Number(second), ms);
+  // Date rolls 31 February over into March; a value that does not survive the round trip is not a date.
+  const same =
+    at.getUTCFullYear() === Number(year) &&
+    at.getUTCMonth() === Number(month) - 1 &&
+    at.getUTCDate() === Number(day) &&
+    at.getUTCHours() === Number(hour) &&
+    at.getUTCMinutes() === Number(minute) &&
+    at.getUTCSeconds() === Number(second);
+  return same ? at.getTime() : null;
+}
+
+/**
+ * The service's filter from the form's text. Times the form cannot read are a 400 naming the field, but only
+ * once the service has said this person may read the audit log at all (403 before 400, as everywhere).
+ */
+function toFilter(actor: Actor, text: FilterText): AuditListFilter {
+  const details: ErrorDetail[] = [];
+  const time = (field: 'from' | 'to') => {
+    const value = text[field];
+    if (value === undefined) return undefined;
+    const at = parseUtcDateTime(value);
+    if (at === null) details.push({ field, message: 'must be a date and time, such as 2026-01-31T14:30' });
+    return at ?? undefined;
+  };
+  const filter: AuditListFilter = { action: text.action, actor: text.actor, target: text.target, from: time('from'), to: time('to') };
+  if (details.length > 0) {
+    assertCanReadAudit(actor);
+    throw errors.validation(details);
+  }
+  return filter;
+}
+
+/** A refused filter as the page lists it; a stale page link gets a sentence a person can act on. */
+function pageErrors(error: DomainError): FormError[] {
+  if (error.details?.some((d) => d.field === 'cursor')) {
+    return [{ field: null, message: 'This page link is no longer valid. Start again from the newest entries.' }];
+  }
+  return formErrors(error, LABELS);
+}
+
+function listHref(text: FilterText, cursor?: string): string {
+  const query = new URLSearchParams();
+  for (const field of FILTER_FIELDS) if (text[field] !== undefined) query.set(field, text[field]);
+  if (cursor) query.set('cursor', cursor);
+  const qs = query.toString();
+  return qs ? `${HERE}?${qs}` : HERE;
+}
+
+export const auditLogPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+  app.get('/audit-log', { schema: pageSchema(ListQuery) }, async (request, reply) => {
+    const page = pageContext(request);
+    const { cursor, ...values } = request.query;
+    const text = filterText(values);
+    try {
+      const list = await services.audit.list(page.actor, toFilter(page.actor, text), { limit: PAGE_SIZE, cursor });
+      return sendPage(reply, <AuditLogView page={page} text={text} list={list} cursor={cursor} />);
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.status !== 400) throw error;
+      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(error)} />, 400);
+    }
+  });
+
+  // A POST, not a link: every download writes an `audit_log.exported` row, so it carries the CSRF token.
+  app.post('/audit-log/export', { schema: { hide: true, body: ExportForm, response: EXPORT_RESPONSES } }, async (request, reply) => {
+    const page = pageContext(request);
+    const { format = '', ...values } = request.body;
+    const text = filterText(values);
+    try {
+      // The service refuses any other format (after the role and the filter), so the cast only names the type.
+      const file = await services.audit.export(page.actor, toFilter(page.actor, text), format as AuditExportFormat);
+      return reply
+        .code(200)
+        .type(file.contentType)
+        .header('content-disposition', `attachment; filename="${file.filename}"`)
+        .header('cache-control', 'no-store')
+        .send(file.stream);
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.status !== 400) throw error;
+      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(error)} />, 400);
+    }
+  });
+};
+
+interface AuditLogViewProps {
+  page: PageContext;
+  text: FilterText;
+  /** Absent when the filter was refused: the page then shows the form and its problems only. */
+  list?: PageResult<AuditEntryView>;
+  cursor?: string | undefined;
+  errors?: FormError[];
+}
+
+function AuditLogView({ page, text, list, cursor, errors: problems }: AuditLogViewProps) {
+  const filtered = FILTER_FIELDS.some((field) => text[field] !== undefined);
+  return (
+    <Layout title="Audit log" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={problems}>
+      <FilterForm text={text} errors={problems} filtered={filtered} />
+      {list ? (
+        <>
+          <AuditTable items={list.items} filtered={filtered} />
+          <nav class="pager" aria-label="Pages of the audit log">
+            {cursor ? <a href={listHref(text)}>Newer</a> : null}
+            {list.nextCursor ? <a href={listHref(text, list.nextCursor)}>Older</a> : null}
+          </nav>
+          <DownloadForms csrf={page.csrf} text={text} filtered={filtered} />
+        </>
+      ) : (
+        <p class="muted">Correct the filters to see the entries.</p>
+      )}
+    </Layout>
+  );
+}
+
+function FilterForm({ text, errors: problems, filtered }: { text: FilterText; errors?: FormError[] | undefined; filtered: boolean }) {
+  return (
+    <form method="get" action={HERE} class="filters audit-filters" role="search" aria-label="Filter the audit log">
+      <Field id="action" label="Action" value={text.action} error={errorFor(problems, 'action')} maxLength={100} hint="A prefix such as project. (every project action) or an exact action such as project.created." />
+      <Field id="actor" label="Actor" value={text.actor} error={errorFor(problems, 'actor')} maxLength={200} hint="A user id, part of an e-mail address, or cli or system." />
+      <Field id="target" label="Target" value={text.target} error={errorFor(problems, 'target')} maxLength={200} hint="A target id or part of its name." />
+      <Field id="from" type="datetime-local" label="From" value={text.from} error={errorFor(problems, 'from')} hint="UTC; entries at or after this time." />
+      <Field id="to" type="datetime-local" label="To" value={text.to} error={errorFor(problems, 'to')} hint="UTC; entries before this time." />
+      <div class="actions">
+        <button type="submit" class="secondary">
+          Filter
+        </button>
+        {filtered ? <a href={HERE}>Clear filters</a> : null}
+      </div>
+    </form>
+  );
+}
+
+const AUDIT_HEADERS = ['Time', 'Actor', 'Action', 'Target', 'Source', 'IP', 'Outcome', 'Changes', 'Request'];
+
+function AuditTable({ items, filtered }: { items: AuditEntryView[]; filtered: boolean }) {
+  return (
+    <Table caption="Audit log" headers={AUDIT_HEADERS} empty={filtered ? 'No entries match these filters.' : 'No entries yet.'}>
+      {items.map((entry) => (
+        <tr>
+          <td>
+            <Time iso={entry.occurred_at} />
+          </td>
+          <td>
+            <ActorCell actor={entry.actor} />
+          </td>
+          <td>
+            <code>{entry.action}</code>
+          </td>
+          <td>
+            <TargetCell target={entry.target} />
+          </td>
+          <td>{entry.source}</td>
+          <td>{entry.ip ?? <span class="muted">none</span>}</td>
+          <td>{entry.outcome === 'success' ? 'Success' : 'Failure'}</td>
+          <td>
+            <ChangesCell changes={entry.changes} />
+          </td>
+          <td>
+            <RequestDetails entry={entry} />
+          </td>
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
+function ActorCell({ actor }: { actor: AuditEntryView['actor'] }) {
+  if (actor.type !== 'user') return <span>{actor.type}</span>;
+  const via = actor.api_key_id ? (
+    <>
+      API key <code>{actor.api_key_id}</code>
+    </>
+  ) : actor.session_id ? (
+    'session'
+  ) : null;
+  return (
+    <>
+      <span class="cell-main">{actor.label ?? actor.id}</span>
+      <span class="cell-sub">user{via ? <> · {via}</> : null}</span>
+    </>
+  );
+}
+
+function TargetCell({ target }: { target: AuditEntryView['target'] }) {
+  if (!target) return <span class="muted">none</span>;
+  return (
+    <>
+      <span class="cell-main">{target.label ?? target.id}</span>
+      <span class="cell-sub">
+        {target.type}
+        {target.label !== null ? (
+          <>
+            {' '}
+            · <code>{target.id}</code>
+          </>
+        ) : null}
+      </span>
+    </>
+  );
+}
+
+/** A value as JSON text: the page shows what was stored, and preact escapes it like any other text. */
+const shown = (value: unknown) => JSON.stringify(value) ?? 'null';
+
+function ChangesCell({ changes }: { changes: AuditEntryView['changes'] }) {
+  if (!changes) return <span class="muted">none</span>;
+  return (
+    <ul class="changes">
+      {Object.entries(changes).map(([field, change]) => (
+        <li>
+          <code>{field}:</code> <span class="change-old">{shown(change.old)}</span> → <span class="change-new">{shown(change.new)}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function RequestDetails({ entry }: { entry: AuditEntryView }) {
+  return (
+    <details class="audit-details">
+      <summary>
+        More<span class="visually-hidden"> about {entry.action} at {entry.occurred_at}</span>
+      </summary>
+      <dl>
+        <dt>Exact time</dt>
+        <dd>
+          <code>{entry.occurred_at}</code>
+        </dd>
+        <dt>User agent</dt>
+        <dd>{entry.user_agent ?? <span class="muted">none</span>}</dd>
+        <dt>Request ID</dt>
+        <dd>{entry.request_id ? <code>{entry.request_id}</code> : <span class="muted">none</span>}</dd>
+        {entry.actor.id ? (
+          <>
+            <dt>Actor ID</dt>
+            <dd>
+              <code>{entry.actor.id}</code>
+            </dd>
+          </>
+        ) : null}
+        <dt>Entry ID</dt>
+        <dd>
+          <code>{entry.id}</code>
+        </dd>
+      </dl>
+    </details>
+  );
+}
+
+function DownloadForms({ csrf, text, filtered }: { csrf: string; text: FilterText; filtered: boolean }) {
+  const hidden: Record<string, string> = {};
+  for (const field of FILTER_FIELDS) if (text[field] !== undefined) hidden[field] = text[field];
+  return (
+    <section class="panel" aria-labelledby="download-title">
+      <h2 id="download-title">Download</h2>
+      <p class="muted">
+        {filtered ? 'Every entry matching these filters' : 'Every entry'}, on all pages, newest first. Each download is itself recorded in the audit
+        log.
+      </p>
+      <div class="actions">
+        <ActionForm action={`${HERE}/export`} csrf={csrf} label="Download CSV" hidden={{ format: 'csv', ...hidden }} />
+        <ActionForm action={`${HERE}/export`} csrf={csrf} label="Download JSON Lines" hidden={{ format: 'jsonl', ...hidden }} />
+      </div>
+    </section>
+  );
+}
