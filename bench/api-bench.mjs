@@ -78,6 +78,7 @@ if (!fs.existsSync(path.join(root, 'dist/http/app.js'))) {
 }
 const { loadConfig } = await import(path.join(root, 'dist/config.js'));
 const { createContainer } = await import(path.join(root, 'dist/container.js'));
+const { cliActor } = await import(path.join(root, 'dist/services/actor.js'));
 
 // ---------------------------------------------------------------- processes
 const children = new Set();
@@ -185,7 +186,7 @@ try {
     Array.from({ length: parallel }, async () => {
       while (next < opts.projects) {
         const i = next++;
-        await services.projects.create(orgId, { name: `Seeded project ${i}`, description: i % 2 ? `Description of project ${i}` : null });
+        await services.projects.create(cliActor(orgId), { name: `Seeded project ${i}`, description: i % 2 ? `Description of project ${i}` : null });
       }
     }),
   );

@@ -17,6 +17,9 @@ async function load(root, label) {
   const dist = path.resolve(root, 'dist');
   const { loadConfig } = await import(`${dist}/config.js`);
   const { createContainer } = await import(`${dist}/container.js`);
+  // Builds before the actor model took an organisation id where they now take an actor.
+  const actorModule = await import(`${dist}/services/actor.js`).catch(() => null);
+  const cliActor = (orgId) => (actorModule ? actorModule.cliActor(orgId) : orgId);
   const { buildApp } = await import(`${dist}/http/app.js`);
   const dataDir = fs.mkdtempSync(path.join(path.resolve(root, '.bench-tmp'), `ab-${label}-`));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000' });
@@ -26,7 +29,7 @@ async function load(root, label) {
   const org = await container.services.admin.createOrganization({ name: 'AB', ownerEmail: 'ab@example.com' });
   const orgId = org.organization.id;
   for (let i = 0; i < 10_100; i++) {
-    await container.services.projects.create(orgId, { name: `Seeded project ${i}`, description: i % 2 ? `Description of project ${i}` : null });
+    await container.services.projects.create(cliActor(orgId), { name: `Seeded project ${i}`, description: i % 2 ? `Description of project ${i}` : null });
   }
   let cursor;
   let id;

@@ -109,6 +109,7 @@ async function main() {
   if (!fs.existsSync(path.join(root, 'dist/delivery/index.js'))) throw new Error('build first: npm run build');
   const { loadConfig } = await import(path.join(root, 'dist/config.js'));
   const { createContainer } = await import(path.join(root, 'dist/container.js'));
+  const { cliActor } = await import(path.join(root, 'dist/services/actor.js'));
   const { startDeliveryWorker } = await import(path.join(root, 'dist/delivery/index.js'));
   const { recordEvent } = await import(path.join(root, 'dist/services/events.js'));
 
@@ -137,7 +138,7 @@ async function main() {
     const org = await container.services.admin.createOrganization({ name: 'Bench', ownerEmail: 'bench@example.com', ownerName: 'Bench' });
     const orgId = org.organization.id;
     for (let i = 0; i < 2; i++) {
-      await container.services.webhooks.create(orgId, { url: `${url}?sub=${i}`, events: ['project.created'], secret: `bench-secret-${i}-0123456789` });
+      await container.services.webhooks.create(cliActor(orgId), { url: `${url}?sub=${i}`, events: ['project.created'], secret: `bench-secret-${i}-0123456789` });
     }
     const seedEvents = async (n) => {
       for (let done = 0; done < n; done += 500) {
@@ -200,7 +201,7 @@ async function main() {
     for (let i = 0; i < opts.liveEvents; i++) {
       const due = liveStart + (i * 1000) / opts.rate;
       if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
-      await container.services.projects.create(orgId, { name: `Live ${i}` });
+      await container.services.projects.create(cliActor(orgId), { name: `Live ${i}` });
     }
     const produced = Date.now();
     const live = await waitForCount(receiver, opts.liveEvents * 2, 300_000);
@@ -223,7 +224,7 @@ async function main() {
       const memContainer = await createContainer(loadConfig(memEnv), { migrate: true });
       const memOrg = await memContainer.services.admin.createOrganization({ name: 'Mem', ownerEmail: 'mem@example.com', ownerName: 'Mem' });
       for (let i = 0; i < 2; i++) {
-        await memContainer.services.webhooks.create(memOrg.organization.id, { url: `${url}?sub=${i}`, events: ['project.created'] });
+        await memContainer.services.webhooks.create(cliActor(memOrg.organization.id), { url: `${url}?sub=${i}`, events: ['project.created'] });
       }
       const seedStart = Date.now();
       for (let done = 0; done < opts.pending / 2; done += 1000) {

@@ -143,6 +143,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     metrics,
     async close() {
       mailer.close();
+      await apiKeys.flush();
       await (shared ? shared.close() : rateLimiter.close());
       await pgWaker?.close();
       await database.close();

@@ -6,7 +6,9 @@ import type { RateLimitDecision, RateLimiter } from './rate-limiter.js';
  * One atomic script per request: a sorted set per bucket holds the accept times (scores, in ms from
  * Redis's own clock, so instances with skewed clocks still share one window). Entries at or before
  * now - window fall off; the request is added only when fewer than `limit` remain, so refused requests
- * never extend the wait. Retry-After is the time until the oldest entry leaves the window.
+ * never extend the wait. Retry-After is the time until the oldest entry leaves the window. Without a
+ * member (ARGV[3] empty) the script only looks: `peek` prunes what the next hit would drop anyway, adds
+ * nothing and leaves the expiry alone.
  */
 const SCRIPT = `
 local key = KEYS[1]
@@ -17,27 +19,10 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 local count = redis.call('ZCARD', key)
 if count < limit then
-  redis.call('ZADD', key, now, ARGV[3])
-  redis.call('PEXPIRE', key, window)
-  return {1, limit - count - 1, 0}
-end
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return {0, 0, tonumber(oldest[2]) + window - now}
-`;
-
-/**
- * The same decision without recording: prunes expired entries (which the next hit would drop anyway)
- * but adds nothing and leaves the expiry alone. Returns {allowed, remaining, retry-after ms} like SCRIPT.
- */
-const PEEK_SCRIPT = `
-local key = KEYS[1]
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-if count < limit then
+  if ARGV[3] ~= '' then
+    redis.call('ZADD', key, now, ARGV[3])
+    redis.call('PEXPIRE', key, window)
+  end
   return {1, limit - count - 1, 0}
 end
 local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
@@ -45,8 +30,8 @@ return {0, 0, tonumber(oldest[2]) + window - now}
 `;
 
 type ScriptRedis = Redis & {
+  /** `member` '' only looks (peek). */
   workspaceRateLimit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]>;
-  workspaceRateLimitPeek(key: string, limit: number, windowMs: number): Promise<[number, number, number]>;
 };
 
 function toDecision([allowed, remaining, retryAfterMs]: [number, number, number], limit: number): RateLimitDecision {
@@ -62,7 +47,6 @@ export interface RedisRateLimiterOptions {
 export function createRedisRateLimiter(redis: Redis, { prefix }: RedisRateLimiterOptions): RateLimiter {
   // defineCommand sends EVALSHA and falls back to EVAL once if the server lost its script cache.
   if (!('workspaceRateLimit' in redis)) redis.defineCommand('workspaceRateLimit', { numberOfKeys: 1, lua: SCRIPT });
-  if (!('workspaceRateLimitPeek' in redis)) redis.defineCommand('workspaceRateLimitPeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
   const client = redis as ScriptRedis;
   // Members must be unique across instances even within one millisecond.
   const instance = randomBytes(6).toString('hex');
@@ -74,7 +58,7 @@ export function createRedisRateLimiter(redis: Redis, { prefix }: RedisRateLimite
       return toDecision(await client.workspaceRateLimit(`${prefix}rl:${bucket}`, limit, windowMs, member), limit);
     },
     async peek(bucket, limit, windowMs): Promise<RateLimitDecision> {
-      return toDecision(await client.workspaceRateLimitPeek(`${prefix}rl:${bucket}`, limit, windowMs), limit);
+      return toDecision(await client.workspaceRateLimit(`${prefix}rl:${bucket}`, limit, windowMs, ''), limit);
     },
     // The connection belongs to whoever created it.
     async close() {},

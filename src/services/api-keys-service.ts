@@ -80,6 +80,7 @@ const keyTarget = (row: { id: string; name: string | null; key_prefix: string })
  */
 export function createApiKeysService({ store, clock, authEvents, onTouchError }: ApiKeysServiceDeps) {
   const lastTouched = new Map<string, number>();
+  const touching = new Set<Promise<void>>();
 
   /** Inside the caller's transaction: a new `wsk_` key with 256 random bits, only its SHA-256 stored. */
   async function issue(repos: Repositories, actor: Actor, userId: string, scopeText: string, name: string | null): Promise<CreatedKey> {
@@ -161,8 +162,18 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
       if (lastTouched.size >= 100_000) lastTouched.clear();
       lastTouched.set(keyId, now);
       setImmediate(() => {
-        store.repos.apiKeys.touch(orgId, keyId, now).catch((err: unknown) => onTouchError?.(err));
+        const write = store.repos.apiKeys
+          .touch(orgId, keyId, now)
+          .catch((err: unknown) => onTouchError?.(err))
+          .finally(() => touching.delete(write));
+        touching.add(write);
       });
+    },
+
+    /** Waits for last-used writes under way (shutdown: before the database closes). */
+    async flush(): Promise<void> {
+      await new Promise((resolve) => setImmediate(resolve));
+      await Promise.all(touching);
     },
   };
 }

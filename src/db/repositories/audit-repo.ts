@@ -1,6 +1,17 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { AuditLogRow } from '../schema.js';
 import { toPage, type Page, type RepoContext } from './executor.js';
+import { prepared } from './prepared.js';
+
+const AUDIT_COLUMNS = [
+  'id', 'org_id', 'occurred_at', 'actor_type', 'actor_id', 'actor_label', 'api_key_id', 'session_id', 'action', 'target_type',
+  'target_id', 'target_label', 'source', 'ip', 'user_agent', 'request_id', 'outcome', 'changes',
+] as const satisfies readonly (keyof Omit<AuditLogRow, 'seq'>)[];
+
+// Every change writes one, on the API's write path: compiled once (prepared.ts), not built per call.
+const insertAuditRow = prepared(AUDIT_COLUMNS.length, (db, ...values: unknown[]) =>
+  db.insertInto('audit_log').values(Object.fromEntries(AUDIT_COLUMNS.map((column, i) => [column, values[i]])) as Omit<AuditLogRow, 'seq'>),
+);
 
 export interface AuditFilter {
   /** `project.` (ending in a dot) matches every project action; anything else matches exactly. */
@@ -23,7 +34,8 @@ function likeText(column: 'action' | 'actor_label' | 'target_label', pattern: st
   return sql<SqlBool>`lower(${sql.ref(column)}) like ${pattern.toLowerCase()} escape '\\'`;
 }
 
-export function auditRepository({ db }: RepoContext) {
+export function auditRepository(ctx: RepoContext) {
+  const { db } = ctx;
   function filtered(orgId: string, filter: AuditFilter) {
     let query = db.selectFrom('audit_log').selectAll().where('org_id', '=', orgId);
     if (filter.action) {
@@ -48,7 +60,7 @@ export function auditRepository({ db }: RepoContext) {
 
   return {
     async insert(row: Omit<AuditLogRow, 'seq'>): Promise<void> {
-      await db.insertInto('audit_log').values(row).execute();
+      await insertAuditRow.all(ctx, ...AUDIT_COLUMNS.map((column) => row[column]));
     },
 
     /** Newest first, keyset by seq. */
