@@ -116,6 +116,24 @@ describe('memory rate limiter', () => {
     }
   });
 
+  it('undo takes back one recorded hit, and nothing from an empty or unknown bucket', async () => {
+    const limiter = createMemoryRateLimiter(new ManualClock(1_000_000));
+    try {
+      await limiter.undo('never-seen');
+      expect(await limiter.hit('u', 2, 10_000)).toMatchObject({ allowed: true, remaining: 1 });
+      expect(await limiter.hit('u', 2, 10_000)).toMatchObject({ allowed: true, remaining: 0 });
+      expect((await limiter.hit('u', 2, 10_000)).allowed).toBe(false);
+      await limiter.undo('u');
+      expect(await limiter.hit('u', 2, 10_000)).toMatchObject({ allowed: true, remaining: 0 });
+      await limiter.undo('u');
+      await limiter.undo('u');
+      await limiter.undo('u');
+      expect(await limiter.hit('u', 2, 10_000)).toMatchObject({ allowed: true, remaining: 1 });
+    } finally {
+      await limiter.close();
+    }
+  });
+
   it('peek answers what hit would, without recording anything', async () => {
     const clock = new ManualClock(1_000_000);
     const limiter = createMemoryRateLimiter(clock);

@@ -36,6 +36,15 @@ describe('redis rate limiter (script)', () => {
     b?.disconnect();
   });
 
+  it('undo takes back one hit, seen by every instance', async () => {
+    expect((await limiterA.hit('undo', 2, 60_000)).allowed).toBe(true);
+    expect((await limiterB.hit('undo', 2, 60_000)).allowed).toBe(true);
+    expect((await limiterA.hit('undo', 2, 60_000)).allowed).toBe(false);
+    await limiterB.undo('undo');
+    expect(await limiterA.hit('undo', 2, 60_000)).toMatchObject({ allowed: true, remaining: 0 });
+    await limiterA.undo('never-seen');
+  });
+
   it('allows exactly the limit, counts down, and never counts refused requests', async () => {
     const decisions = [];
     for (let i = 0; i < 5; i++) decisions.push(await limiterA.hit('exact', 3, 60_000));
@@ -172,6 +181,7 @@ describe('fallback rate limiter', () => {
     const flaky: RateLimiter = {
       hit: (bucket, limit, windowMs) => (failNext ? Promise.reject(new Error('Command timed out')) : shared.hit(bucket, limit, windowMs)),
       peek: (bucket, limit, windowMs) => (failNext ? Promise.reject(new Error('Command timed out')) : shared.peek(bucket, limit, windowMs)),
+      undo: (bucket) => (failNext ? Promise.reject(new Error('Command timed out')) : shared.undo(bucket)),
       close: async () => {},
     };
     const limiter = createFallbackRateLimiter({

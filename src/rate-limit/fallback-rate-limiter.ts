@@ -55,6 +55,17 @@ export function createFallbackRateLimiter({ shared, local, sharedAvailable, logg
   return {
     hit: (bucket, limit, windowMs) => decide('hit', bucket, limit, windowMs),
     peek: (bucket, limit, windowMs) => decide('peek', bucket, limit, windowMs),
+    async undo(bucket) {
+      // Whichever limiter took the hit most likely is the one that answers now.
+      if (sharedAvailable()) {
+        try {
+          return await shared.undo(bucket);
+        } catch (err) {
+          fallBack((err as Error).message);
+        }
+      }
+      await local.undo(bucket);
+    },
     degraded: () => degraded || !sharedAvailable(),
     async close() {
       await Promise.all([shared.close(), local.close()]);

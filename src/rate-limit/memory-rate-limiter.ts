@@ -30,6 +30,11 @@ export class SlidingLog {
     return this.buf[(this.head + this.size - 1) % this.buf.length]!;
   }
 
+  /** Drops the newest entry. */
+  pop(): void {
+    if (this.size > 0) this.size--;
+  }
+
   push(time: number): void {
     if (this.size === this.buf.length) this.grow();
     this.buf[(this.head + this.size) % this.buf.length] = time;
@@ -84,6 +89,9 @@ export function createMemoryRateLimiter(clock: Clock, sweepEveryMs = 60_000): Ra
       if (!log) return { allowed: true, limit, remaining: limit - 1, retryAfterSeconds: 0 };
       log.prune(now - windowMs);
       return refusal(log, limit, windowMs, now) ?? { allowed: true, limit, remaining: limit - log.size - 1, retryAfterSeconds: 0 };
+    },
+    async undo(bucket) {
+      logs.get(bucket)?.pop();
     },
     async close() {
       clearInterval(sweep);

@@ -19,5 +19,11 @@ export interface RateLimiter {
    * `remaining` counts this attempt as if it were recorded, like `hit` does.
    */
   peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision>;
+  /**
+   * Takes back one recorded hit (the newest) of the bucket: for an attempt counted before its work was
+   * done, so parallel attempts cannot all pass, that then turned out not to count (a sign-in that
+   * succeeded, where only failures are limited). Entries are alike, so which one goes does not matter.
+   */
+  undo(bucket: string): Promise<void>;
   close(): Promise<void>;
 }

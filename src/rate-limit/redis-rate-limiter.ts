@@ -60,6 +60,9 @@ export function createRedisRateLimiter(redis: Redis, { prefix }: RedisRateLimite
     async peek(bucket, limit, windowMs): Promise<RateLimitDecision> {
       return toDecision(await client.workspaceRateLimit(`${prefix}rl:${bucket}`, limit, windowMs, ''), limit);
     },
+    async undo(bucket) {
+      await redis.zpopmax(`${prefix}rl:${bucket}`);
+    },
     // The connection belongs to whoever created it.
     async close() {},
   };

@@ -188,6 +188,27 @@ export function createAccountsService(deps: AccountsServiceDeps) {
     return false;
   }
 
+  /**
+   * Counts an attempt against its buckets before its work is done, so parallel guesses cannot all pass a
+   * check made before any of them failed; `refund` takes it back when it succeeded (only failures are
+   * limited). Throws the page's 429 when a bucket is full, having taken back what it had counted.
+   */
+  async function reserveAttempt(buckets: readonly { bucket: string; limit: number }[]): Promise<{ refund(): Promise<void> }> {
+    const taken: string[] = [];
+    const refund = async () => {
+      await Promise.all(taken.map((bucket) => rateLimiter.undo(bucket)));
+    };
+    for (const { bucket, limit } of buckets) {
+      const decision = await rateLimiter.hit(bucket, limit, SIGN_IN_WINDOW_MS);
+      if (!decision.allowed) {
+        await refund();
+        throw tooManyAttempts(decision.retryAfterSeconds);
+      }
+      taken.push(bucket);
+    }
+    return { refund };
+  }
+
   function signInBuckets(ip: string | null, email: string) {
     return [
       { bucket: `signin-ip:${ip ?? 'unknown'}`, limit: SIGN_IN_IP_LIMIT },
@@ -213,9 +234,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
         ...(normalized === '' ? [{ field: 'email', message: 'is required' }] : []),
         ...(password === '' ? [{ field: 'password', message: 'is required' }] : []),
       ]);
-      const buckets = signInBuckets(context.ip, normalized);
-      const throttled = refusal(await Promise.all(buckets.map((b) => rateLimiter.peek(b.bucket, b.limit, SIGN_IN_WINDOW_MS))));
-      if (throttled) throw throttled;
+      const attempt = await reserveAttempt(signInBuckets(context.ip, normalized));
 
       const users = normalized.length <= EMAIL_MAX_LENGTH && password.length <= MAX_PASSWORD_INPUT
         ? await store.repos.users.findActiveByEmailAnyOrg(normalized)
@@ -226,7 +245,6 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       for (const user of candidates) if (await verifyPassword(password, user.password_hash!)) matches.push(user);
 
       if (matches.length === 0) {
-        await Promise.all(buckets.map((b) => rateLimiter.hit(b.bucket, b.limit, SIGN_IN_WINDOW_MS)));
         const now = clock.now();
         // Also when nobody has the e-mail (an empty transaction): the same round trips either way.
         await store.transaction(async (repos) => {
@@ -237,6 +255,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
         throw invalidCredentials();
       }
 
+      await attempt.refund();
       if (matches.length === 1) {
         const [user] = matches as [UserRow];
         const session = await store.transaction((repos) => startFor(repos, user.org_id, user.id, context, invalidCredentials));
@@ -368,17 +387,12 @@ export function createAccountsService(deps: AccountsServiceDeps) {
      */
     async changePassword(actor: Actor, currentPassword: string, newPassword: string): Promise<void> {
       const self = selfOnly(actor);
-      const bucket = `password-user:${self.userId}`;
-      const throttled = refusal([await rateLimiter.peek(bucket, CURRENT_PASSWORD_LIMIT, SIGN_IN_WINDOW_MS)]);
-      if (throttled) throw throttled;
       check(passwordProblems('new_password', newPassword));
+      const attempt = await reserveAttempt([{ bucket: `password-user:${self.userId}`, limit: CURRENT_PASSWORD_LIMIT }]);
       const user = await store.repos.users.findById(self.orgId, self.userId);
       if (!user) throw errors.notFound('user');
-      const matches = await checkCurrent(user, currentPassword);
-      if (!matches) {
-        await rateLimiter.hit(bucket, CURRENT_PASSWORD_LIMIT, SIGN_IN_WINDOW_MS);
-        throw fieldError('current_password', 'is incorrect');
-      }
+      if (!(await checkCurrent(user, currentPassword))) throw fieldError('current_password', 'is incorrect');
+      await attempt.refund();
       const passwordHash = await hashPassword(newPassword);
       const now = clock.now();
       await store.transaction(async (repos) => {

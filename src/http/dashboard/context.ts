@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JSX } from 'preact';
-import { DomainError } from '../../errors.js';
+import { DomainError, errors } from '../../errors.js';
 import { randomToken } from '../../lib/ids.js';
 import type { UserActor } from '../../services/actor.js';
 import type { ResolvedSession } from '../../services/sessions-service.js';
@@ -73,4 +73,13 @@ export function safeDashboardPath(value: unknown): string | null {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(value)) return null;
   return value;
+}
+
+/**
+ * A path id as our ids are spelt (`prefix_` + base-36); anything else (a NUL, say) names nothing and is a
+ * 404 page before it reaches the database.
+ */
+export function pathId(id: string, what: string): string {
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) throw errors.notFound(what);
+  return id;
 }

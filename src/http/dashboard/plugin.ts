@@ -41,6 +41,8 @@ const SECURITY_HEADERS = {
   'cross-origin-resource-policy': 'same-origin',
 };
 
+const ASSET_PREFIX = '/dashboard/assets/';
+
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export class CsrfError extends DomainError {
@@ -78,11 +80,16 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
 
   app.addHook('onRequest', async (request, reply) => {
     reply.headers(SECURITY_HEADERS);
+    // The stylesheet and script are public and the same for everyone: no session lookup for them.
+    if (request.url.startsWith(ASSET_PREFIX)) {
+      request.dashboard = { session: null, csrfSecret: null };
+      return;
+    }
     const token = request.cookies[cookies.session];
     const session = token ? await services.sessions.resolve(token, requestContext(request, 'dashboard')) : null;
     if (token && !session) cookies.clearSession(reply);
     request.dashboard = { session, csrfSecret: session ? token! : (request.cookies[cookies.csrf] ?? null) };
-    if (session || request.routeOptions.config.dashboardPublic || request.url.startsWith('/dashboard/assets/')) return;
+    if (session || request.routeOptions.config.dashboardPublic) return;
     // Not signed in: to the sign-in page, and back here afterwards (only a page a GET can show again).
     const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
     return reply.code(303).header('location', `/dashboard/login${next}`).send();

@@ -4,7 +4,7 @@ import { DomainError, errors } from '../../../errors.js';
 import type { CreatedKey, KeyListItem } from '../../../services/api-keys-service.js';
 import { parseScope, RESOURCE_KINDS, type ResourceKind } from '../../../services/permissions.js';
 import type { AppDeps } from '../../app.js';
-import { pageContext, seeOther, sendPage, type PageContext } from '../context.js';
+import { pageContext, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
 import { Layout, type Viewer } from '../views/layout.js';
@@ -44,8 +44,6 @@ const CreateKeyBody = FormBody({
 
 const KeyParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
 
-/** Our ids are `prefix_` + base-36; anything else (a NUL, say) is simply not found, never sent to the database. */
-const isIdShaped = (id: string) => /^[A-Za-z0-9_-]{1,128}$/.test(id);
 
 /** What the create form holds, to show it again after a refusal. */
 interface KeyForm {
@@ -219,7 +217,8 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
 
   /** The key as the viewer may see it (their own; managers: any of the organisation), or a 404 page. */
   async function visibleKey(page: PageContext, id: string): Promise<KeyListItem> {
-    const key = isIdShaped(id) ? (await apiKeys.list(page.actor)).find((k) => k.id === id) : undefined;
+    pathId(id, 'API key');
+    const key = (await apiKeys.list(page.actor)).find((k) => k.id === id);
     if (!key) throw errors.notFound('API key');
     return key;
   }
@@ -252,8 +251,7 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   // The service decides whose key this may be: another member's key is a 404 to a non-manager.
   app.post('/api-keys/:id/revoke', { schema: { hide: true, params: KeyParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    if (!isIdShaped(request.params.id)) throw errors.notFound('API key');
-    await apiKeys.revoke(page.actor, request.params.id);
+    await apiKeys.revoke(page.actor, pathId(request.params.id, 'API key'));
     return seeOther(reply, `${HERE}?done=revoked`);
   });
 };

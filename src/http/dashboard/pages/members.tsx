@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Role } from '../../../db/schema.js';
-import { DomainError, errors } from '../../../errors.js';
+import { DomainError } from '../../../errors.js';
 import { authorize, can } from '../../../services/actor.js';
 import type { PageResult } from '../../../services/pagination.js';
 import { ROLES } from '../../../services/permissions.js';
 import type { User } from '../../../services/users-view.js';
 import type { AppDeps } from '../../app.js';
-import { pageContext, seeOther, sendPage, type PageContext } from '../context.js';
+import { pageContext, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Field, Select, Table, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
@@ -35,8 +35,6 @@ const MembersQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** Our ids are `prefix_` + base-36; anything else (a NUL, say) is simply not found, never sent to the database. */
-const isIdShaped = (id: string) => /^[A-Za-z0-9_-]{1,128}$/.test(id);
 
 const roleFieldId = (userId: string) => `role-${userId}`;
 
@@ -172,7 +170,7 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   app.post('/members/:id/role', { schema: { hide: true, params: MemberParams, body: RoleBody, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const { id } = request.params;
-    if (!isIdShaped(id)) throw errors.notFound('member');
+    pathId(id, 'member');
     try {
       await users.changeRole(page.actor, id, request.body.role);
     } catch (err) {
@@ -189,7 +187,7 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     // The page of an action the role cannot take answers 403, as the action itself would.
     authorize(page.actor, 'users', 'delete');
     const { id } = request.params;
-    if (!isIdShaped(id)) throw errors.notFound('member');
+    pathId(id, 'member');
     const user = await users.get(page.actor.orgId, id);
     return sendPage(
       reply,
@@ -220,7 +218,7 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   app.post('/members/:id/remove', { schema: { hide: true, params: MemberParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const { id } = request.params;
-    if (!isIdShaped(id)) throw errors.notFound('member');
+    pathId(id, 'member');
     try {
       await users.remove(page.actor, id);
     } catch (err) {
