@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DashboardClient, textOf } from './helpers/dashboard.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
@@ -11,6 +11,7 @@ describe.each(testDialects())('dashboard shell (%s)', (dialect) => {
     org = await env.createOrg('Shell & Co');
   });
   afterAll(async () => env?.close());
+  afterEach(() => vi.restoreAllMocks());
 
   it('sends a visitor without a session to the sign-in page and back afterwards', async () => {
     const browser = new DashboardClient(env);
@@ -52,6 +53,17 @@ describe.each(testDialects())('dashboard shell (%s)', (dialect) => {
     const api = await env.request('GET', '/v1/nowhere', { key: org.ownerKey });
     expect(api.status).toBe(404);
     expect(api.body.error.code).toBe('not_found');
+  });
+
+  it('answers a fault with an HTML 500 page that shows nothing internal', async () => {
+    const browser = await DashboardClient.signedIn(env, org.id, org.ownerId);
+    vi.spyOn(env.container.services.organizations, 'overview').mockRejectedValue(new Error('SELECT secret FROM internals at repo.ts:42'));
+    const res = await browser.get('/dashboard');
+    expect(res.status).toBe(500);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(textOf(res.text)).toContain('Something went wrong');
+    expect(res.text).not.toMatch(/SELECT|internals|repo\.ts|at .*:\d+/);
+    expect(res.text).toContain('<nav aria-label="Main"');
   });
 
   it('keeps answering 415 to form bodies on the API', async () => {
