@@ -29,6 +29,8 @@ import { createTasksService } from './services/tasks-service.js';
 import { createUsersService } from './services/users-service.js';
 import { createWebhooksService } from './services/webhooks-service.js';
 import { createDeliveriesService } from './services/deliveries-service.js';
+import { createDeliveryStatsService } from './services/delivery-stats-service.js';
+import { createUsageService } from './services/usage-service.js';
 import { createWorkflowsService } from './services/workflows-service.js';
 
 /**
@@ -97,6 +99,11 @@ export async function createContainer(config: Config, options: ContainerOptions 
     authEvents,
     onTouchError: (err) => logger.warn({ err: (err as Error).message }, 'could not record when an API key was last used'),
   });
+  const usage = createUsageService({
+    store,
+    clock,
+    onFlushError: (err) => logger.warn({ err: (err as Error).message }, 'could not record API request counts'),
+  });
   const sessions = createSessionsService({ store, clock });
   const invitations = createInvitationsService({ store, clock, authEvents });
   const services: Services = {
@@ -114,6 +121,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     audit: createAuditService({ store, clock, retentionMs: config.auditRetentionDays * 86_400_000 }),
     sessions,
     organizations: createOrganizationsService({ store }),
+    deliveryStats: createDeliveryStatsService({ store, clock }),
+    usage,
     accounts: createAccountsService({ store, clock, sessions, invitations, mailer, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
   };
 
@@ -144,6 +153,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     async close() {
       mailer.close();
       await apiKeys.flush();
+      await usage.close();
       await (shared ? shared.close() : rateLimiter.close());
       await pgWaker?.close();
       await database.close();

@@ -1,20 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/lib/crypto.js';
 import { EVENT_TYPES } from '../src/services/events.js';
-import { DashboardClient, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
+import { DashboardClient, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 /** The secret shown once on the answer to "Create key". */
 function newKeyOf(html: string): string | null {
   return /<input id="new-key"[^>]*\svalue="([^"]+)"/.exec(html)?.[1] ?? null;
-}
-
-/** The rows of the table with this caption, as text per row. */
-function tableRows(html: string, caption: string): string[] {
-  const table = new RegExp(`<table><caption>${caption}</caption>([\\s\\S]*?)</table>`).exec(html);
-  if (!table) throw new Error(`no table "${caption}"`);
-  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table[1]!)![1]!;
-  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) => textOf(m[1]!));
 }
 
 describe.each(testDialects())('dashboard: API keys (%s)', (dialect) => {

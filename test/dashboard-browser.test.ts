@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
+import { recordAttempt } from './helpers/attempts.js';
 import { assertAccessible } from './helpers/axe.js';
 import { CHROMIUM, launchChromium } from './helpers/browser.js';
 import { cliJson } from './helpers/cli.js';
@@ -61,6 +62,7 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
   let baseUrl: string;
   /** The full-access key `org create` printed: used to seed data over the API. */
   let cliKey = '';
+  let orgId = '';
   const contexts: BrowserContext[] = [];
   /** CSP refusals and uncaught page errors of the current test. */
   const problems: string[] = [];
@@ -139,6 +141,34 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
   const rowOf = (page: Page, table: string, text: string) =>
     page.getByRole('table', { name: table }).getByRole('row', { name: new RegExp(escapeRegExp(text)) });
 
+  /**
+   * A day of webhook attempts (an outage of two hours among them) and four weeks of API requests, as the
+   * worker and other API processes would have left them, so the overview's charts have something to show.
+   */
+  async function seedOverviewHistory(): Promise<void> {
+    const res = await fetch(`${baseUrl}/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${cliKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'https://127.0.0.1:9/hooks', events: ['project.created'] }),
+    });
+    expect(res.status).toBe(201);
+    const hookId = ((await res.json()) as { id: string }).id;
+    const hour = 3_600_000;
+    const thisHour = Math.floor(Date.now() / hour) * hour;
+    for (let h = 0; h < 24; h++) {
+      const start = thisHour - h * hour + 60_000;
+      const delivered = 6 + ((h * 7) % 5);
+      const failed = h === 9 || h === 10 ? 4 - (h % 2) : h === 17 ? 1 : 0;
+      for (let i = 0; i < delivered + failed; i++) await recordAttempt(env, orgId, hookId, start + i, i < delivered ? 'success' : 'failure');
+    }
+    const day = 86_400_000;
+    for (let d = 1; d < 30; d++) {
+      const weekend = [0, 6].includes(new Date(Date.now() - d * day).getUTCDay());
+      const count = weekend ? 40 + ((d * 13) % 30) : 220 + ((d * 37) % 90);
+      await env.container.store.repos.requestCounts.add(orgId, new Date(Date.now() - d * day).toISOString().slice(0, 10), count);
+    }
+  }
+
   async function callApi(key: string, path: string): Promise<number> {
     const res = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
     await res.arrayBuffer();
@@ -153,6 +183,7 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     });
     expect(created.setup_url).toMatch(new RegExp(`^${escapeRegExp(baseUrl)}/dashboard/password/[A-Za-z0-9_-]{20,}$`));
     cliKey = created.api_key.key;
+    orgId = created.organization.id;
 
     const page = await openPage(await newContext());
     const shown = await page.goto(created.setup_url);
@@ -201,10 +232,17 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     expect(await page.getByRole('table', { name: 'Projects' }).getByRole('row').count()).toBe(4); // header + 3
     await screenshot(page, 'projects.png');
 
+    await seedOverviewHistory();
     await follow(page, page.getByRole('banner').getByRole('link', { name: 'Workspace' }));
     expect(await heading(page)).toBe('Overview');
-    await audit(page, 'overview');
+    expect(await page.getByRole('img', { name: /^Deliveries per hour, last 24 hours \(UTC\): \d+(\.\d)?% delivered \([\d,]+ of [\d,]+ attempts\)$/ }).count()).toBe(1);
+    expect(await page.getByRole('img', { name: /^Requests per day, last 30 days \(UTC\): [\d,]+ requests$/ }).count()).toBe(1);
     await screenshot(page, 'overview.png');
+    // The tables behind the charts, opened, so axe checks them too.
+    for (const name of ['Deliveries per hour as a table', 'Requests per day as a table']) await page.getByText(name, { exact: true }).click();
+    expect(await page.getByRole('table', { name: 'Deliveries per hour' }).getByRole('row').count()).toBe(25);
+    expect(await page.getByRole('table', { name: 'Requests per day' }).getByRole('row').count()).toBe(31);
+    await audit(page, 'overview');
 
     await navigate(page, 'Account');
     expect(await heading(page)).toBe('Account');

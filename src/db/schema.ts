@@ -230,6 +230,14 @@ export interface DeliveryAttemptsTable {
   outcome: string;
 }
 
+/** API requests of one organisation on one UTC day, summed over every API process (docs/decisions.md). */
+export interface RequestCountsTable {
+  org_id: string;
+  /** 'YYYY-MM-DD', UTC. */
+  day: string;
+  count: number;
+}
+
 export interface DB {
   organizations: OrganizationsTable;
   users: UsersTable;
@@ -246,6 +254,7 @@ export interface DB {
   sessions: SessionsTable;
   auth_tokens: AuthTokensTable;
   audit_log: AuditLogTable;
+  request_counts: RequestCountsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

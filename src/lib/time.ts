@@ -7,7 +7,8 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-const DAY_MS = 86_400_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
 const MAX_ISO_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z, the last four-digit year
 let cachedDay = NaN;
 let cachedPrefix = '';

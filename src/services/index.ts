@@ -4,6 +4,7 @@ import type { ApiKeysService } from './api-keys-service.js';
 import type { AuditService } from './audit-service.js';
 import type { AuthService } from './auth-service.js';
 import type { DeliveriesService } from './deliveries-service.js';
+import type { DeliveryStatsService } from './delivery-stats-service.js';
 import type { IdempotencyService } from './idempotency-service.js';
 import type { InvitationsService } from './invitations-service.js';
 import type { OrganizationsService } from './organizations-service.js';
@@ -11,6 +12,7 @@ import type { ProjectsService } from './projects-service.js';
 import type { SessionsService } from './sessions-service.js';
 import type { UsersService } from './users-service.js';
 import type { TasksService } from './tasks-service.js';
+import type { UsageService } from './usage-service.js';
 import type { WebhooksService } from './webhooks-service.js';
 import type { WorkflowsService } from './workflows-service.js';
 
@@ -31,4 +33,6 @@ export interface Services {
   tasks: TasksService;
   sessions: SessionsService;
   organizations: OrganizationsService;
+  deliveryStats: DeliveryStatsService;
+  usage: UsageService;
 }

@@ -30,6 +30,14 @@ export function textOf(html: string): string {
     .trim();
 }
 
+/** The rows of the table with this caption, as text per row. */
+export function tableRows(html: string, caption: string): string[] {
+  const table = new RegExp(`<table><caption>${caption}</caption>([\\s\\S]*?)</table>`).exec(html);
+  if (!table) throw new Error(`no table "${caption}"`);
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table[1]!)![1]!;
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) => textOf(m[1]!));
+}
+
 /**
  * A browser stand-in over `app.inject`: a cookie jar, form posts (urlencoded, like a browser without
  * JavaScript) that carry the CSRF token of the last page it loaded, and no redirect following.

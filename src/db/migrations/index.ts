@@ -3,6 +3,7 @@ import type { SqlDialect } from '../dialect.js';
 import { initialMigration } from './001-initial.js';
 import { deliveryEngineMigration } from './002-delivery-engine.js';
 import { accountsAuditMigration } from './003-accounts-audit.js';
+import { usageStatsMigration } from './004-usage-stats.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -15,6 +16,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '001_initial': initialMigration(dialect),
         '002_delivery_engine': deliveryEngineMigration(),
         '003_accounts_audit': accountsAuditMigration(dialect),
+        '004_usage_stats': usageStatsMigration(),
       };
     },
   };

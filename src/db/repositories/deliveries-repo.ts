@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
 import { toPage, type Executor, type Page, type RepoContext } from './executor.js';
+import { HOUR_MS } from '../../lib/time.js';
 import { prepared } from './prepared.js';
 
 // The worker's completion statements, one row each and compiled once (prepared.ts): a batch of completions
@@ -184,6 +185,37 @@ export function deliveriesRepository(ctx: RepoContext) {
         .where('delivery_id', '=', deliveryId)
         .orderBy('seq')
         .execute();
+    },
+
+    /**
+     * The organisation's attempts started in [from, to), counted per UTC hour (epoch hour: started_at
+     * integer-divided by 3,600,000, the same in both dialects for bigint) and outcome; only the hours and
+     * outcomes that occurred. `webhookId` narrows it to one subscription. The range and outcome are read
+     * from the (org_id, started_at, outcome) index.
+     */
+    async attemptsPerHour(orgId: string, from: number, to: number, webhookId: string | null): Promise<{ hour: number; outcome: string; n: number }[]> {
+      // A literal divisor: better-sqlite3 binds every JS number as a REAL, and SQLite would then divide exactly.
+      const hour = sql<number>`${sql.ref('a.started_at')} / ${sql.lit(HOUR_MS)}`;
+      const rows = await db
+        .selectFrom('delivery_attempts as a')
+        .select([hour.as('hour'), 'a.outcome', (eb) => eb.fn.countAll<number | string>().as('n')])
+        .where('a.org_id', '=', orgId)
+        .where('a.started_at', '>=', from)
+        .where('a.started_at', '<', to)
+        .$if(webhookId !== null, (qb) =>
+          qb.where(({ exists, selectFrom }) =>
+            exists(
+              selectFrom('deliveries as d')
+                .select(sql.lit(1).as('one'))
+                .whereRef('d.id', '=', 'a.delivery_id')
+                .where('d.org_id', '=', orgId)
+                .where('d.webhook_id', '=', webhookId!),
+            ),
+          ),
+        )
+        .groupBy([hour, 'a.outcome'])
+        .execute();
+      return rows.map((r) => ({ hour: Number(r.hour), outcome: r.outcome, n: Number(r.n) }));
     },
 
     /** Re-queues one finished (delivered or failed) delivery for a replay attempt; false if it is not finished. */

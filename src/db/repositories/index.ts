@@ -8,6 +8,7 @@ import { idempotencyRepository } from './idempotency-repo.js';
 import { invitationsRepository } from './invitations-repo.js';
 import { organizationsRepository } from './organizations-repo.js';
 import { projectsRepository } from './projects-repo.js';
+import { requestCountsRepository } from './request-counts-repo.js';
 import { sessionsRepository } from './sessions-repo.js';
 import { tasksRepository } from './tasks-repo.js';
 import { usersRepository } from './users-repo.js';
@@ -30,6 +31,7 @@ export function createRepositories(ctx: RepoContext) {
     audit: auditRepository(ctx),
     sessions: sessionsRepository(ctx),
     authTokens: authTokensRepository(ctx),
+    requestCounts: requestCountsRepository(ctx),
   };
 }
 

@@ -45,6 +45,8 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
     reply.header('x-ratelimit-limit', decision.limit);
     reply.header('x-ratelimit-remaining', decision.remaining);
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
+    // A request the key's limit counted is one the organisation made, whatever its answer (403, 400, 404...).
+    services.usage.count(principal.orgId);
 
     if (!isAllowed(principal, auth.resource, auth.action)) throw errors.forbidden();
     request.principal = principal;

@@ -3,14 +3,59 @@ import type { AppDeps } from '../../app.js';
 import { pageContext, seeOther, sendPage } from '../context.js';
 import { dashboardCookies } from '../cookies.js';
 import { FormBody, pageSchema } from '../schemas.js';
+import type { DailyRequests } from '../../../services/usage-service.js';
+import { BarChart } from '../views/charts.js';
+import { Table } from '../views/components.js';
+import { DeliveryHealthChart } from '../views/delivery-health.js';
 import { Layout } from '../views/layout.js';
+import { formatCount } from '../views/numbers.js';
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** 'YYYY-MM-DD' → "22 Nov". */
+const shortDay = (day: string) => `${Number(day.slice(8, 10))} ${MONTHS[Number(day.slice(5, 7)) - 1]}`;
+
+/** "1,234 requests". */
+function requestsTotal(days: readonly DailyRequests[]): string {
+  const total = days.reduce((sum, d) => sum + d.count, 0);
+  return `${formatCount(total)} ${total === 1 ? 'request' : 'requests'}`;
+}
+
+/** "Requests per day": API requests made with the organisation's keys, today last. */
+function RequestsChart({ days }: { days: readonly DailyRequests[] }) {
+  const total = requestsTotal(days);
+  // A label every seven days counted back from today, so today's bar is always labelled.
+  const points = days.map((d, i) => ({ values: [d.count], tick: (days.length - 1 - i) % 7 === 0 ? shortDay(d.day) : undefined }));
+  return (
+    <>
+      <p class="chart-summary">{`${total} in the last ${days.length} days`}</p>
+      <BarChart id="requests-chart" label={`Requests per day, last ${days.length} days (UTC): ${total}`} series={[{ label: 'Requests', className: 'chart-requests' }]} points={points} />
+      <details class="chart-data">
+        <summary>Requests per day as a table</summary>
+        <Table caption="Requests per day" headers={['Day (UTC)', 'Requests']}>
+          {days.map((d) => (
+            <tr>
+              <td>
+                <time dateTime={d.day}>{d.day}</time>
+              </td>
+              <td>{formatCount(d.count)}</td>
+            </tr>
+          ))}
+        </Table>
+      </details>
+    </>
+  );
+}
 
 export const overviewPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services, config }) => {
   const cookies = dashboardCookies(config);
 
   app.get('/', { schema: pageSchema() }, async (request, reply) => {
     const page = pageContext(request);
-    const counts = await services.organizations.overview(page.actor);
+    const [counts, health, requests] = await Promise.all([
+      services.organizations.overview(page.actor),
+      services.deliveryStats.hourly(page.actor),
+      services.usage.dailyRequests(page.actor),
+    ]);
     return sendPage(
       reply,
       <Layout title="Overview" viewer={page.viewer} csrf={page.csrf}>
@@ -30,6 +75,14 @@ export const overviewPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
               <dd>{counts.webhooks}</dd>
             </div>
           </dl>
+        </section>
+        <section aria-labelledby="health-title">
+          <h2 id="health-title">Webhook health (last 24 hours)</h2>
+          <DeliveryHealthChart id="health-chart" health={health} />
+        </section>
+        <section aria-labelledby="requests-title">
+          <h2 id="requests-title">Requests per day (last 30 days)</h2>
+          <RequestsChart days={requests} />
         </section>
         <section aria-labelledby="api-title">
           <h2 id="api-title">Using the API</h2>

@@ -1,0 +1,64 @@
+import type { Store } from '../db/store.js';
+import { errors } from '../errors.js';
+import { HOUR_MS, toIso, type Clock } from '../lib/time.js';
+import { authorize, type Actor } from './actor.js';
+
+/** The chart's window: the current UTC hour and the 23 before it. */
+export const HEALTH_HOURS = 24;
+
+/** One UTC hour of delivery attempts. */
+export interface HourOutcomes {
+  /** Start of the hour, ISO 8601. */
+  hour: string;
+  /** Attempts answered with a 2xx in time. */
+  delivered: number;
+  /** Attempts that failed: another status, a timeout, a refused or broken connection, a blocked address. */
+  failed: number;
+}
+
+export interface DeliveryHealth {
+  /** Oldest first, one entry per hour of the window, hours without attempts included as zeros. */
+  hours: HourOutcomes[];
+  delivered: number;
+  failed: number;
+  /** Start of the first hour and end of the last (exclusive). */
+  from: string;
+  to: string;
+}
+
+/**
+ * Webhook health: delivery attempts per UTC hour by outcome, over the last 24 hours, for the whole
+ * organisation (the overview) or one subscription (its page). Attempts, not deliveries: an attempt is a
+ * fact that never changes once made, so an hour's bar means what the endpoint answered in that hour,
+ * whatever happened to the delivery later (docs/decisions.md, "Dashboard overview").
+ */
+export function createDeliveryStatsService({ store, clock }: { store: Store; clock: Clock }) {
+  return {
+    async hourly(actor: Actor, options: { webhookId?: string | undefined } = {}): Promise<DeliveryHealth> {
+      authorize(actor, 'webhooks', 'read');
+      const webhookId = options.webhookId ?? null;
+      if (webhookId !== null && !(await store.repos.webhooks.findById(actor.orgId, webhookId))) throw errors.notFound('webhook');
+      const lastHour = Math.floor(clock.now() / HOUR_MS);
+      const firstHour = lastHour - HEALTH_HOURS + 1;
+      const rows = await store.repos.deliveries.attemptsPerHour(actor.orgId, firstHour * HOUR_MS, (lastHour + 1) * HOUR_MS, webhookId);
+      const hours: HourOutcomes[] = [];
+      for (let h = firstHour; h <= lastHour; h++) hours.push({ hour: toIso(h * HOUR_MS), delivered: 0, failed: 0 });
+      let delivered = 0;
+      let failed = 0;
+      for (const row of rows) {
+        const bucket = hours[row.hour - firstHour];
+        if (!bucket) continue;
+        if (row.outcome === 'success') {
+          bucket.delivered += row.n;
+          delivered += row.n;
+        } else {
+          bucket.failed += row.n;
+          failed += row.n;
+        }
+      }
+      return { hours, delivered, failed, from: toIso(firstHour * HOUR_MS), to: toIso((lastHour + 1) * HOUR_MS) };
+    },
+  };
+}
+
+export type DeliveryStatsService = ReturnType<typeof createDeliveryStatsService>;

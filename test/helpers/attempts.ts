@@ -1,0 +1,50 @@
+import { newId } from '../../src/lib/ids.js';
+import type { TestEnv } from './test-env.js';
+
+/**
+ * One finished delivery with its one attempt, written straight into the tables as the worker leaves them,
+ * at a chosen time: for the webhook health figures without waiting on real sends.
+ */
+export async function recordAttempt(env: Pick<TestEnv, 'container'>, orgId: string, webhookId: string, startedAt: number, outcome: 'success' | 'failure'): Promise<void> {
+  const db = env.container.database.db;
+  const deliveryId = newId('dlv');
+  const ok = outcome === 'success';
+  await db
+    .insertInto('deliveries')
+    .values({
+      id: deliveryId,
+      org_id: orgId,
+      event_id: newId('evt'),
+      webhook_id: webhookId,
+      event_type: 'project.created',
+      status: ok ? 'delivered' : 'failed',
+      attempt_count: 1,
+      failure_count: ok ? 0 : 1,
+      next_attempt_at: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      last_status_code: ok ? 200 : 500,
+      last_error: ok ? null : 'HTTP 500',
+      created_at: startedAt,
+      updated_at: startedAt,
+    })
+    .execute();
+  await db
+    .insertInto('delivery_attempts')
+    .values({
+      id: newId('att'),
+      org_id: orgId,
+      delivery_id: deliveryId,
+      attempt_number: 1,
+      trigger: 'automatic',
+      started_at: startedAt,
+      duration_ms: 12,
+      request_headers: '{}',
+      response_status: ok ? 200 : 500,
+      response_headers: '{}',
+      response_body: '',
+      error: ok ? null : 'HTTP 500',
+      outcome,
+    })
+    .execute();
+}
