@@ -134,35 +134,6 @@ describe('memory rate limiter', () => {
     }
   });
 
-  it('peek answers what hit would, without recording anything', async () => {
-    const clock = new ManualClock(1_000_000);
-    const limiter = createMemoryRateLimiter(clock);
-    try {
-      // An unknown bucket: allowed, and peeking any number of times uses none of the limit.
-      for (let i = 0; i < 5; i++) expect(await limiter.peek('p', 2, 10_000)).toEqual({ allowed: true, limit: 2, remaining: 1, retryAfterSeconds: 0 });
-      expect(await limiter.hit('p', 2, 10_000)).toEqual({ allowed: true, limit: 2, remaining: 1, retryAfterSeconds: 0 });
-      expect(await limiter.peek('p', 2, 10_000)).toEqual({ allowed: true, limit: 2, remaining: 0, retryAfterSeconds: 0 });
-      expect(await limiter.peek('p', 2, 10_000)).toEqual({ allowed: true, limit: 2, remaining: 0, retryAfterSeconds: 0 });
-      clock.advance(2_500);
-      expect(await limiter.hit('p', 2, 10_000)).toMatchObject({ allowed: true, remaining: 0 });
-      // Full: the oldest hit (at 0) leaves at 10 s, 7.5 s from now.
-      expect(await limiter.peek('p', 2, 10_000)).toEqual({ allowed: false, limit: 2, remaining: 0, retryAfterSeconds: 8 });
-      expect(await limiter.hit('p', 2, 10_000)).toEqual({ allowed: false, limit: 2, remaining: 0, retryAfterSeconds: 8 });
-      clock.advance(7_499);
-      expect(await limiter.peek('p', 2, 10_000)).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
-      clock.advance(1);
-      // The first hit left the window: one slot is free, and peeking did not take it.
-      expect(await limiter.peek('p', 2, 10_000)).toEqual({ allowed: true, limit: 2, remaining: 0, retryAfterSeconds: 0 });
-      expect(await limiter.hit('p', 2, 10_000)).toMatchObject({ allowed: true, remaining: 0 });
-      expect(await limiter.peek('p', 2, 10_000)).toMatchObject({ allowed: false, retryAfterSeconds: 3 });
-      // Other buckets are untouched by peeks.
-      expect(await limiter.peek('q', 2, 10_000)).toMatchObject({ allowed: true, remaining: 1 });
-      expect(await limiter.hit('q', 2, 10_000)).toMatchObject({ allowed: true, remaining: 1 });
-    } finally {
-      await limiter.close();
-    }
-  });
-
   it('grows past its initial capacity and stays exact while wrapping', async () => {
     const clock = new ManualClock(0);
     const limiter = createMemoryRateLimiter(clock);

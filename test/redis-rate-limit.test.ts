@@ -95,39 +95,6 @@ describe('redis rate limiter (script)', () => {
     expect(await a.zcard(key)).toBe(3);
   });
 
-  it('peek answers what hit would without recording anything, across instances', async () => {
-    const key = `${prefix}rl:peek`;
-    // Peeking at an unknown bucket creates nothing and uses none of the limit.
-    for (let i = 0; i < 3; i++) expect(await limiterA.peek('peek', 2, 60_000)).toEqual({ allowed: true, limit: 2, remaining: 1, retryAfterSeconds: 0 });
-    expect(await a.exists(key)).toBe(0);
-    expect(await limiterA.hit('peek', 2, 60_000)).toMatchObject({ allowed: true, remaining: 1 });
-    expect(await limiterB.peek('peek', 2, 60_000)).toEqual({ allowed: true, limit: 2, remaining: 0, retryAfterSeconds: 0 });
-    expect(await limiterB.peek('peek', 2, 60_000)).toEqual({ allowed: true, limit: 2, remaining: 0, retryAfterSeconds: 0 });
-    expect(await a.zcard(key)).toBe(1);
-    expect(await limiterB.hit('peek', 2, 60_000)).toMatchObject({ allowed: true, remaining: 0 });
-    // Full: the slot frees 60 s after the first hit, a few ms ago: ceil(~59.99 s) = 60.
-    expect(await limiterA.peek('peek', 2, 60_000)).toEqual({ allowed: false, limit: 2, remaining: 0, retryAfterSeconds: 60 });
-    expect(await limiterB.peek('peek', 2, 60_000)).toEqual({ allowed: false, limit: 2, remaining: 0, retryAfterSeconds: 60 });
-    expect(await a.zcard(key)).toBe(2);
-    expect(await a.pttl(key)).toBeGreaterThan(0);
-  });
-
-  it('peek allows again once the recorded hits are one window old', async () => {
-    const windowMs = 300;
-    const key = `${prefix}rl:peek-window`;
-    expect((await limiterA.hit('peek-window', 2, windowMs)).allowed).toBe(true);
-    expect((await limiterB.hit('peek-window', 2, windowMs)).allowed).toBe(true);
-    expect(await limiterA.peek('peek-window', 2, windowMs)).toEqual({ allowed: false, limit: 2, remaining: 0, retryAfterSeconds: 1 });
-    const [, lastScore] = await a.zrange(key, -1, -1, 'WITHSCORES');
-    // Once both hits are a window old on Redis's clock, the whole limit is free, and peeking (which drops
-    // the expired entries) still records nothing.
-    while ((await redisNow(a)) <= Number(lastScore) + windowMs) await sleep(10);
-    expect(await limiterA.peek('peek-window', 2, windowMs)).toEqual({ allowed: true, limit: 2, remaining: 1, retryAfterSeconds: 0 });
-    expect(await limiterB.peek('peek-window', 2, windowMs)).toEqual({ allowed: true, limit: 2, remaining: 1, retryAfterSeconds: 0 });
-    expect(await a.zcard(key)).toBe(0);
-    expect(await limiterA.hit('peek-window', 2, windowMs)).toMatchObject({ allowed: true, remaining: 1 });
-  });
-
   it('two limiter instances on separate connections share one limit per bucket', async () => {
     const results = [];
     for (let i = 0; i < 3; i++) results.push(await limiterA.hit('shared', 5, 60_000));
@@ -180,7 +147,6 @@ describe('fallback rate limiter', () => {
     const shared = createRedisRateLimiter(redis, { prefix: uniqueRedisPrefix() });
     const flaky: RateLimiter = {
       hit: (bucket, limit, windowMs) => (failNext ? Promise.reject(new Error('Command timed out')) : shared.hit(bucket, limit, windowMs)),
-      peek: (bucket, limit, windowMs) => (failNext ? Promise.reject(new Error('Command timed out')) : shared.peek(bucket, limit, windowMs)),
       undo: (bucket) => (failNext ? Promise.reject(new Error('Command timed out')) : shared.undo(bucket)),
       close: async () => {},
     };
@@ -199,14 +165,14 @@ describe('fallback rate limiter', () => {
       failNext = false;
       expect((await limiter.hit('k', 10, 60_000)).remaining).toBe(8);
       expect(limiter.degraded()).toBe(false);
-      // peek falls back the same way: Redis holds two hits, the in-process log one.
-      expect((await limiter.peek('k', 10, 60_000)).remaining).toBe(7);
+      // undo falls back the same way: while Redis fails it takes back the in-process hit.
       failNext = true;
-      expect((await limiter.peek('k', 10, 60_000)).remaining).toBe(8);
-      expect(limiter.degraded()).toBe(true);
+      await limiter.undo('k');
+      expect((await limiter.hit('k', 10, 60_000)).remaining).toBe(9);
       failNext = false;
-      expect((await limiter.peek('k', 10, 60_000)).remaining).toBe(7);
-      expect(limiter.degraded()).toBe(false);
+      // Redis holds two hits; undo takes one back there.
+      await limiter.undo('k');
+      expect((await limiter.hit('k', 10, 60_000)).remaining).toBe(8);
     } finally {
       await limiter.close();
       redis.disconnect();

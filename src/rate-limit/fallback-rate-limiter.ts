@@ -33,10 +33,10 @@ export function createFallbackRateLimiter({ shared, local, sharedAvailable, logg
     }
   }
 
-  async function decide(method: 'hit' | 'peek', bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+  async function decide(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
     if (sharedAvailable()) {
       try {
-        const decision = await shared[method](bucket, limit, windowMs);
+        const decision = await shared.hit(bucket, limit, windowMs);
         if (degraded) {
           degraded = false;
           throttle.reset('fallback');
@@ -49,12 +49,11 @@ export function createFallbackRateLimiter({ shared, local, sharedAvailable, logg
     } else {
       fallBack('redis is not connected');
     }
-    return local[method](bucket, limit, windowMs);
+    return local.hit(bucket, limit, windowMs);
   }
 
   return {
-    hit: (bucket, limit, windowMs) => decide('hit', bucket, limit, windowMs),
-    peek: (bucket, limit, windowMs) => decide('peek', bucket, limit, windowMs),
+    hit: (bucket, limit, windowMs) => decide(bucket, limit, windowMs),
     async undo(bucket) {
       // Whichever limiter took the hit most likely is the one that answers now.
       if (sharedAvailable()) {

@@ -82,14 +82,6 @@ export function createMemoryRateLimiter(clock: Clock, sweepEveryMs = 60_000): Ra
       log.push(now);
       return { allowed: true, limit, remaining: limit - log.size, retryAfterSeconds: 0 };
     },
-    async peek(bucket, limit, windowMs): Promise<RateLimitDecision> {
-      const now = clock.now();
-      // No bucket is created: peeking at unknown clients must not cost memory.
-      const log = logs.get(bucket);
-      if (!log) return { allowed: true, limit, remaining: limit - 1, retryAfterSeconds: 0 };
-      log.prune(now - windowMs);
-      return refusal(log, limit, windowMs, now) ?? { allowed: true, limit, remaining: limit - log.size - 1, retryAfterSeconds: 0 };
-    },
     async undo(bucket) {
       logs.get(bucket)?.pop();
     },

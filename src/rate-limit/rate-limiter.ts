@@ -14,12 +14,6 @@ export interface RateLimitDecision {
 export interface RateLimiter {
   hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision>;
   /**
-   * The decision `hit` would return right now, without recording anything: for refusing an attempt
-   * before doing its work (a sign-in once too many failures were recorded), where only failures are hit.
-   * `remaining` counts this attempt as if it were recorded, like `hit` does.
-   */
-  peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision>;
-  /**
    * Takes back one recorded hit (the newest) of the bucket: for an attempt counted before its work was
    * done, so parallel attempts cannot all pass, that then turned out not to count (a sign-in that
    * succeeded, where only failures are limited). Entries are alike, so which one goes does not matter.

@@ -6,9 +6,7 @@ import type { RateLimitDecision, RateLimiter } from './rate-limiter.js';
  * One atomic script per request: a sorted set per bucket holds the accept times (scores, in ms from
  * Redis's own clock, so instances with skewed clocks still share one window). Entries at or before
  * now - window fall off; the request is added only when fewer than `limit` remain, so refused requests
- * never extend the wait. Retry-After is the time until the oldest entry leaves the window. Without a
- * member (ARGV[3] empty) the script only looks: `peek` prunes what the next hit would drop anyway, adds
- * nothing and leaves the expiry alone.
+ * never extend the wait. Retry-After is the time until the oldest entry leaves the window.
  */
 const SCRIPT = `
 local key = KEYS[1]
@@ -19,10 +17,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 local count = redis.call('ZCARD', key)
 if count < limit then
-  if ARGV[3] ~= '' then
-    redis.call('ZADD', key, now, ARGV[3])
-    redis.call('PEXPIRE', key, window)
-  end
+  redis.call('ZADD', key, now, ARGV[3])
+  redis.call('PEXPIRE', key, window)
   return {1, limit - count - 1, 0}
 end
 local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
@@ -30,7 +26,6 @@ return {0, 0, tonumber(oldest[2]) + window - now}
 `;
 
 type ScriptRedis = Redis & {
-  /** `member` '' only looks (peek). */
   workspaceRateLimit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]>;
 };
 
@@ -56,9 +51,6 @@ export function createRedisRateLimiter(redis: Redis, { prefix }: RedisRateLimite
     async hit(bucket, limit, windowMs): Promise<RateLimitDecision> {
       const member = `${instance}:${(counter = (counter + 1) % Number.MAX_SAFE_INTEGER)}`;
       return toDecision(await client.workspaceRateLimit(`${prefix}rl:${bucket}`, limit, windowMs, member), limit);
-    },
-    async peek(bucket, limit, windowMs): Promise<RateLimitDecision> {
-      return toDecision(await client.workspaceRateLimit(`${prefix}rl:${bucket}`, limit, windowMs, ''), limit);
     },
     async undo(bucket) {
       await redis.zpopmax(`${prefix}rl:${bucket}`);
