@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AuthTokenPurpose, AuthTokenRow, UserRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { Repositories } from '../db/repositories/index.js';
-import { DomainError, errors, fieldError, type ErrorDetail } from '../errors.js';
+import { DomainError, errors, fieldError } from '../errors.js';
 import { hashPassword, sha256Hex, verifyPassword } from '../lib/crypto.js';
 import { EMAIL_MAX_LENGTH } from '../lib/email.js';
 import { newId, randomToken } from '../lib/ids.js';
@@ -12,15 +12,14 @@ import { passwordResetMail } from '../mail/password-mail.js';
 import { sendLinkMail } from '../mail/send-link-mail.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Actor, ActorContext, UserActor } from './actor.js';
+import { check, nameProblems, passwordProblems } from './account-rules.js';
+import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
 import { recordAudit } from './audit.js';
 import type { AcceptInvitationInput, InvitationsService } from './invitations-service.js';
 import { sessionActor, type SessionsService, type StartedSession } from './sessions-service.js';
 import { normalizeEmail, toUser, type User } from './users-view.js';
 
-/** DASHBOARD 2: the invitation's password rules, in code points (as the accept endpoint's schema counts). */
-export const PASSWORD_MIN_LENGTH = 8;
-export const PASSWORD_MAX_LENGTH = 1024;
-export const NAME_MAX_LENGTH = 255;
+export { NAME_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './account-rules.js';
 
 export const SETUP_LINK_TTL_MS = 72 * 60 * 60 * 1000;
 export const RESET_LINK_TTL_MS = 60 * 60 * 1000;
@@ -39,8 +38,6 @@ export const CURRENT_PASSWORD_LIMIT = 5;
 
 export const INVALID_CREDENTIALS = 'Email or password is incorrect';
 
-// Real tokens are 43 characters; anything far longer is not worth hashing.
-const MAX_TOKEN_LENGTH = 128;
 // Password input beyond this is refused by the doors; it bounds the work one attempt can cost.
 const MAX_PASSWORD_INPUT = 4096;
 
@@ -84,24 +81,6 @@ export function passwordLinkUrl(publicBaseUrl: string, token: string): string {
   return `${publicBaseUrl}/dashboard/password/${token}`;
 }
 
-const codePoints = (value: string) => [...value].length;
-
-function passwordProblems(field: string, password: string): ErrorDetail[] {
-  const length = codePoints(password);
-  if (length < PASSWORD_MIN_LENGTH) return [{ field, message: `must be at least ${PASSWORD_MIN_LENGTH} characters` }];
-  if (length > PASSWORD_MAX_LENGTH) return [{ field, message: `must be at most ${PASSWORD_MAX_LENGTH} characters` }];
-  return [];
-}
-
-function nameProblems(field: string, name: string): ErrorDetail[] {
-  const length = codePoints(name);
-  return length < 1 || length > NAME_MAX_LENGTH ? [{ field, message: `must be 1 to ${NAME_MAX_LENGTH} characters` }] : [];
-}
-
-function check(details: ErrorDetail[]): void {
-  if (details.length > 0) throw errors.validation(details);
-}
-
 const invalidCredentials = () => new DomainError(401, 'invalid_credentials', INVALID_CREDENTIALS);
 
 /** 429 with the page's sentence; Retry-After carries the exact seconds. */
@@ -131,15 +110,9 @@ function selfOnly(actor: Actor): UserActor {
   return actor;
 }
 
-type LinkLookup = { state: 'open'; row: AuthTokenRow } | { state: 'not_found' } | { state: 'expired' };
-
-/** Unknown, used and superseded links are all "not found"; an open link past its time is "expired". */
-async function lookupLink(repos: Repositories, token: string, now: number): Promise<LinkLookup> {
-  if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return { state: 'not_found' };
-  const [row] = await repos.authTokens.findByTokenHash(sha256Hex(token), PASSWORD_PURPOSES);
-  if (!row || row.used_at !== null) return { state: 'not_found' };
-  if (now >= row.expires_at) return { state: 'expired' };
-  return { state: 'open', row };
+async function lookupLink(repos: Repositories, token: string, now: number): Promise<TokenLookup<AuthTokenRow>> {
+  const hash = tokenHash(token);
+  return tokenState(hash === null ? undefined : (await repos.authTokens.findByTokenHash(hash, PASSWORD_PURPOSES))[0], now);
 }
 
 async function openLink(repos: Repositories, token: string, now: number): Promise<AuthTokenRow> {
@@ -263,7 +236,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       }
 
       const token = randomToken(32);
-      const tokenHash = sha256Hex(token);
+      const choiceHash = sha256Hex(token);
       const now = clock.now();
       const organizations = await store.transaction(async (repos) => {
         await repos.authTokens.insert(
@@ -272,7 +245,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
             org_id: user.org_id,
             user_id: user.id,
             purpose: 'choice' as const,
-            token_hash: tokenHash,
+            token_hash: choiceHash,
             created_at: now,
             expires_at: now + CHOICE_TTL_MS,
             used_at: null,
@@ -291,16 +264,16 @@ export function createAccountsService(deps: AccountsServiceDeps) {
 
     /** "Choose an organisation": the choice token (single use, 5 minutes) becomes a session there. */
     async chooseOrganization(token: string, orgId: string, context: ActorContext): Promise<StartedSession> {
-      if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw choiceNotFound();
-      const tokenHash = sha256Hex(token);
+      const hash = tokenHash(token);
+      if (hash === null) throw choiceNotFound();
       const now = clock.now();
       return store.transaction(async (repos) => {
-        const row = (await repos.authTokens.findByTokenHash(tokenHash, ['choice'])).find((r) => r.org_id === orgId);
-        if (!row || row.used_at !== null) throw choiceNotFound();
-        if (now >= row.expires_at) throw choiceExpired();
+        const found = tokenState((await repos.authTokens.findByTokenHash(hash, ['choice'])).find((r) => r.org_id === orgId), now);
+        if (found.state === 'not_found') throw choiceNotFound();
+        if (found.state === 'expired') throw choiceExpired();
         // Every row of the token closes at once: one choice per password check.
-        if ((await repos.authTokens.markUsedByHash(tokenHash, 'choice', now)) === 0) throw choiceNotFound();
-        return startFor(repos, row.org_id, row.user_id, context, choiceNotFound);
+        if ((await repos.authTokens.markUsedByHash(hash, 'choice', now)) === 0) throw choiceNotFound();
+        return startFor(repos, found.row.org_id, found.row.user_id, context, choiceNotFound);
       });
     },
 
@@ -430,7 +403,6 @@ export function createAccountsService(deps: AccountsServiceDeps) {
      * (rules, audit row), then a session, so the invitee lands signed in.
      */
     async acceptInvitation(token: string, input: AcceptInvitationInput, context: ActorContext): Promise<{ user: User; session: StartedSession }> {
-      check([...nameProblems('name', input.name), ...passwordProblems('password', input.password)]);
       const user = await invitations.accept(token, input, context);
       const session = await store.transaction(async (repos) => {
         const row = await repos.users.findByIdAnyOrg(user.id);

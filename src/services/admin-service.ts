@@ -5,6 +5,7 @@ import { toIso, type Clock } from '../lib/time.js';
 import type { Role } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { isValidEmail } from '../lib/email.js';
+import { check, nameProblems } from './account-rules.js';
 import { cliActor, type Actor } from './actor.js';
 import type { ApiKeysService, CreatedKey, KeySummary } from './api-keys-service.js';
 import { summarizeKey } from './api-keys-service.js';
@@ -33,8 +34,7 @@ function checkRole(role: string): Role {
 
 function checkName(name: string | undefined, field: string): string | null {
   if (name === undefined) return null;
-  const length = [...name].length;
-  if (length < 1 || length > 255) throw fieldError(field, 'must be 1 to 255 characters');
+  check(nameProblems(field, name));
   return name;
 }
 

@@ -6,6 +6,7 @@ import { newId, randomToken } from '../lib/ids.js';
 import type { Clock } from '../lib/time.js';
 import { FULL_SCOPE, type ActorContext, type UserActor } from './actor.js';
 import { recordAudit } from './audit.js';
+import { tokenHash } from './link-tokens.js';
 
 /** DASHBOARD 2: a session ends after 2 hours without a request, and 12 hours after sign-in at the latest. */
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
@@ -13,8 +14,6 @@ export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
 /** `last_seen_at` is written at most this often: a click is a read, not a write, most of the time. */
 export const SESSION_TOUCH_MS = 60 * 1000;
 
-// Real tokens are 43 characters; anything far longer is not worth hashing.
-const MAX_TOKEN_LENGTH = 128;
 
 export interface StartedSession {
   /** The cookie value: 256 random bits, stored only as its SHA-256. */
@@ -80,8 +79,9 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
 
     /** The session behind a cookie, or null when it is unknown, expired, idle too long, or its user is gone. */
     async resolve(token: string, context: ActorContext): Promise<ResolvedSession | null> {
-      if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
-      const found = await store.repos.sessions.findByTokenHash(sha256Hex(token));
+      const hash = tokenHash(token);
+      if (hash === null) return null;
+      const found = await store.repos.sessions.findByTokenHash(hash);
       if (!found) return null;
       const { session, user } = found;
       const now = clock.now();

@@ -83,3 +83,14 @@ export function pathId(id: string, what: string): string {
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) throw errors.notFound(what);
   return id;
 }
+
+/**
+ * The error a form shows on its own page: a refusal (4xx), optionally only of the given statuses, with its
+ * headers (Retry-After) set on the reply. Anything else (a fault, or a status the page does not handle)
+ * is thrown on to the dashboard's error page.
+ */
+export function pageRefusal(reply: FastifyReply, error: unknown, statuses?: readonly number[]): DomainError {
+  if (!(error instanceof DomainError) || error.status >= 500 || (statuses && !statuses.includes(error.status))) throw error;
+  if (error.headers) reply.headers(error.headers);
+  return error;
+}

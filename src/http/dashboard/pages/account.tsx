@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppDeps } from '../../app.js';
-import { pageContext, seeOther, sendPage, type PageContext } from '../context.js';
+import { pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses } from '../schemas.js';
 import { CsrfField, errorFor, Field, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
-import { errorStatus, isFormError, NewPasswordField } from './auth.js';
+import { NewPasswordField } from './auth.js';
 
 const HERE = '/dashboard/account';
 
@@ -68,9 +68,8 @@ export const accountPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       await accounts.changeName(page.actor, name);
       return seeOther(reply, `${HERE}?done=name`);
     } catch (error) {
-      if (!isFormError(error)) throw error;
-      const status = errorStatus(reply, error);
-      return sendPage(reply, <AccountView page={page} name={name} errors={formErrors(error, { name: 'Name' })} />, status);
+      const refusal = pageRefusal(reply, error);
+      return sendPage(reply, <AccountView page={page} name={name} errors={formErrors(refusal, { name: 'Name' })} />, refusal.status);
     }
   });
 
@@ -81,10 +80,9 @@ export const accountPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       await accounts.changePassword(page.actor, current, next);
       return seeOther(reply, `${HERE}?done=password`);
     } catch (error) {
-      if (!isFormError(error)) throw error;
-      const status = errorStatus(reply, error);
-      const errors = formErrors(error, { current_password: 'Current password', new_password: 'New password' });
-      return sendPage(reply, <AccountView page={page} errors={errors} />, status);
+      const refusal = pageRefusal(reply, error);
+      const errors = formErrors(refusal, { current_password: 'Current password', new_password: 'New password' });
+      return sendPage(reply, <AccountView page={page} errors={errors} />, refusal.status);
     }
   });
 };

@@ -4,7 +4,7 @@ import { DomainError, errors } from '../../../errors.js';
 import type { CreatedKey, KeyListItem } from '../../../services/api-keys-service.js';
 import { parseScope, RESOURCE_KINDS, type ResourceKind } from '../../../services/permissions.js';
 import type { AppDeps } from '../../app.js';
-import { pageContext, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
 import { Layout, type Viewer } from '../views/layout.js';
@@ -206,8 +206,8 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     let created: CreatedKey;
     try {
       created = await apiKeys.create(page.actor, { scope: scopeFromForm(form), name });
-    } catch (err) {
-      if (!(err instanceof DomainError) || err.status >= 500 || err.status === 404) throw err;
+    } catch (error) {
+      const err = pageRefusal(reply, error, [400, 403, 409]);
       const keys = await apiKeys.list(page.actor);
       return sendPage(reply, <ApiKeysView page={page} keys={keys} form={form} errors={formErrorsOf(err, form)} />, err.status);
     }

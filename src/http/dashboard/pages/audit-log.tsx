@@ -5,7 +5,7 @@ import type { Actor } from '../../../services/actor.js';
 import { assertCanReadAudit, type AuditEntryView, type AuditExportFormat, type AuditListFilter } from '../../../services/audit-service.js';
 import type { PageResult } from '../../../services/pagination.js';
 import type { AppDeps } from '../../app.js';
-import { pageContext, sendPage, type PageContext } from '../context.js';
+import { pageContext, pageRefusal, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
@@ -131,8 +131,8 @@ export const auditLogPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
       const list = await services.audit.list(page.actor, toFilter(page.actor, text), { limit: PAGE_SIZE, cursor });
       return sendPage(reply, <AuditLogView page={page} text={text} list={list} cursor={cursor} />);
     } catch (error) {
-      if (!(error instanceof DomainError) || error.status !== 400) throw error;
-      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(error)} />, 400);
+      const refusal = pageRefusal(reply, error, [400]);
+      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(refusal)} />, 400);
     }
   });
 
@@ -151,8 +151,8 @@ export const auditLogPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
         .header('cache-control', 'no-store')
         .send(file.stream);
     } catch (error) {
-      if (!(error instanceof DomainError) || error.status !== 400) throw error;
-      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(error)} />, 400);
+      const refusal = pageRefusal(reply, error, [400]);
+      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(refusal)} />, 400);
     }
   });
 };

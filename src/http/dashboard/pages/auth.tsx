@@ -1,14 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../../../errors.js';
 import { linkExpired, linkNotFound, type OrganizationChoice } from '../../../services/accounts-service.js';
 import type { Services } from '../../../services/index.js';
 import type { StartedSession } from '../../../services/sessions-service.js';
 import type { AppDeps } from '../../app.js';
 import { requestContext } from '../../request-context.js';
 import { HtmlPage } from '../../schemas/invitations.js';
-import { publicCsrf, safeDashboardPath, seeOther, sendPage } from '../context.js';
+import { pageRefusal, publicCsrf, safeDashboardPath, seeOther, sendPage } from '../context.js';
 import { dashboardCookies, type DashboardCookies } from '../cookies.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses } from '../schemas.js';
@@ -37,17 +36,6 @@ export const TokenParams = Type.Object({ token: Type.String({ maxLength: 512 }) 
 const PasswordBody = FormBody({ password: FormText(4096) });
 
 export const FORGOT_SENT = 'If that address belongs to an account, a link is on its way';
-
-/** A refused form: the error's own headers (Retry-After on a 429) and its status. */
-export function errorStatus(reply: FastifyReply, error: DomainError): number {
-  if (error.headers) reply.headers(error.headers);
-  return error.status;
-}
-
-/** Errors a form shows on its page; anything else (5xx, a bug) goes to the error page. */
-export function isFormError(error: unknown): error is DomainError {
-  return error instanceof DomainError && error.status < 500;
-}
 
 /**
  * Sets the new session's cookie and goes on. A session this browser already had ends first (signed out
@@ -163,10 +151,9 @@ export const authPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
       const csrf = publicCsrf(request, reply, cookies);
       return sendPage(reply, <ChooserPage csrf={csrf} token={result.token} next={next} organizations={result.organizations} />);
     } catch (error) {
-      if (!isFormError(error)) throw error;
-      const status = errorStatus(reply, error);
-      const errors = formErrors(error, { email: 'Email', password: 'Password' });
-      return sendPage(reply, <LoginPage csrf={publicCsrf(request, reply, cookies)} next={next} email={email} errors={errors} />, status);
+      const refusal = pageRefusal(reply, error);
+      const errors = formErrors(refusal, { email: 'Email', password: 'Password' });
+      return sendPage(reply, <LoginPage csrf={publicCsrf(request, reply, cookies)} next={next} email={email} errors={errors} />, refusal.status);
     }
   });
 
@@ -177,9 +164,8 @@ export const authPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
       const session = await accounts.chooseOrganization(token, organization, requestContext(request, 'dashboard'));
       return await enterSession(services, cookies, request, reply, session, next ?? '/dashboard');
     } catch (error) {
-      if (!isFormError(error)) throw error;
-      const status = errorStatus(reply, error);
-      return sendPage(reply, <LoginPage csrf={publicCsrf(request, reply, cookies)} next={next} errors={formErrors(error)} />, status);
+      const refusal = pageRefusal(reply, error);
+      return sendPage(reply, <LoginPage csrf={publicCsrf(request, reply, cookies)} next={next} errors={formErrors(refusal)} />, refusal.status);
     }
   });
 
@@ -194,9 +180,8 @@ export const authPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
       await accounts.forgotPassword(email, requestContext(request, 'dashboard'));
       return seeOther(reply, '/dashboard/forgot-password?sent=1');
     } catch (error) {
-      if (!isFormError(error)) throw error;
-      const status = errorStatus(reply, error);
-      return sendPage(reply, <ForgotPage csrf={publicCsrf(request, reply, cookies)} email={email} errors={formErrors(error, { email: 'Email' })} />, status);
+      const refusal = pageRefusal(reply, error);
+      return sendPage(reply, <ForgotPage csrf={publicCsrf(request, reply, cookies)} email={email} errors={formErrors(refusal, { email: 'Email' })} />, refusal.status);
     }
   });
 
@@ -215,12 +200,12 @@ export const authPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
       return await enterSession(services, cookies, request, reply, session, '/dashboard');
     } catch (error) {
       // A dead link is its page (404, 410); a refused password shows the form again.
-      if (!isFormError(error) || error.status !== 400) throw error;
+      const refusal = pageRefusal(reply, error, [400]);
       const view = await accounts.viewPasswordLink(token);
       if (view.state !== 'open') throw view.state === 'expired' ? linkExpired() : linkNotFound();
-      const errors = formErrors(error, { password: 'New password' });
+      const errors = formErrors(refusal, { password: 'New password' });
       const page = <PasswordPage csrf={publicCsrf(request, reply, cookies)} email={view.email} organizationName={view.organizationName} setup={view.purpose === 'setup'} errors={errors} />;
-      return sendPage(reply, page, errorStatus(reply, error));
+      return sendPage(reply, page, refusal.status);
     }
   });
 };

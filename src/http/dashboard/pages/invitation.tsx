@@ -3,13 +3,13 @@ import type { FastifyReply } from 'fastify';
 import type { InvitationView } from '../../../services/invitations-service.js';
 import type { AppDeps } from '../../app.js';
 import { requestContext } from '../../request-context.js';
-import { publicCsrf, sendPage } from '../context.js';
+import { pageRefusal, publicCsrf, sendPage } from '../context.js';
 import { dashboardCookies } from '../cookies.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText } from '../schemas.js';
 import { CsrfField, errorFor, Field, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
-import { enterSession, errorStatus, isFormError, NewPasswordField, publicResponses, TokenParams } from './auth.js';
+import { enterSession, NewPasswordField, publicResponses, TokenParams } from './auth.js';
 
 // `email` is the read-only field the browser sends along; the invitation decides the address, not the form.
 const AcceptForm = FormBody({ email: FormText(1024), name: FormText(1024), password: FormText(4096) });
@@ -88,12 +88,12 @@ export const invitationPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, {
         const { session } = await services.accounts.acceptInvitation(token, { name, password }, requestContext(request, 'dashboard'));
         return await enterSession(services, cookies, request, reply, session, '/dashboard');
       } catch (error) {
-        if (!isFormError(error)) throw error;
+        const refusal = pageRefusal(reply, error);
         const view = await services.invitations.view(token);
         if (view.state !== 'open') return sendDead(reply, view.state);
-        const errors = formErrors(error, { name: 'Your name', password: 'Password' });
+        const errors = formErrors(refusal, { name: 'Your name', password: 'Password' });
         const page = <InvitationForm invitation={view} csrf={publicCsrf(request, reply, cookies)} name={name} errors={errors} />;
-        return sendPage(reply, page, errorStatus(reply, error));
+        return sendPage(reply, page, refusal.status);
       }
     },
   );

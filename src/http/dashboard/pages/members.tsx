@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Role } from '../../../db/schema.js';
-import { DomainError } from '../../../errors.js';
 import { authorize, can } from '../../../services/actor.js';
 import type { PageResult } from '../../../services/pagination.js';
 import { ROLES } from '../../../services/permissions.js';
 import type { User } from '../../../services/users-view.js';
 import type { AppDeps } from '../../app.js';
-import { pageContext, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Field, Select, Table, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
@@ -129,7 +128,7 @@ function MembersView({ page, members, cursor, invite = EMPTY_INVITE, errors: for
 }
 
 /** Only these refusals are shown on the members page; anything else (404, faults) gets the error page. */
-const isFormRefusal = (err: unknown): err is DomainError => err instanceof DomainError && [400, 403, 409].includes(err.status);
+const MEMBER_REFUSALS = [400, 403, 409];
 
 /** DASHBOARD 5: everyone reads the members; admins and owners invite, change roles and remove, by the services' rules. */
 export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
@@ -150,8 +149,8 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const invite: InviteForm = { email: request.body.email ?? '', role: request.body.role };
     try {
       await users.invite(page.actor, invite);
-    } catch (err) {
-      if (!isFormRefusal(err)) throw err;
+    } catch (error) {
+      const err = pageRefusal(reply, error, MEMBER_REFUSALS);
       const allowed = can(page.actor, 'users', 'create');
       const fieldOf = (name: string | undefined): string | null => {
         if (!allowed) return null;
@@ -173,8 +172,8 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     pathId(id, 'member');
     try {
       await users.changeRole(page.actor, id, request.body.role);
-    } catch (err) {
-      if (!isFormRefusal(err)) throw err;
+    } catch (error) {
+      const err = pageRefusal(reply, error, MEMBER_REFUSALS);
       const field = can(page.actor, 'users', 'update') ? roleFieldId(id) : null;
       const formErrors: FormError[] = [{ field, message: sentence(err.message) }];
       return sendPage(reply, <MembersView page={page} members={await firstPage(page)} errors={formErrors} />, err.status);
@@ -221,8 +220,8 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     pathId(id, 'member');
     try {
       await users.remove(page.actor, id);
-    } catch (err) {
-      if (!isFormRefusal(err)) throw err;
+    } catch (error) {
+      const err = pageRefusal(reply, error, MEMBER_REFUSALS);
       return sendPage(reply, <MembersView page={page} members={await firstPage(page)} errors={[{ field: null, message: sentence(err.message) }]} />, err.status);
     }
     return seeOther(reply, `${HERE}?done=removed`);

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { ProjectStatus } from '../../../db/schema.js';
-import { DomainError } from '../../../errors.js';
 import { can } from '../../../services/actor.js';
 import type { ProjectListItem } from '../../../services/projects-service.js';
 import type { AppDeps } from '../../app.js';
 import { CreateProjectBody } from '../../schemas/projects.js';
-import { pageContext, seeOther, sendPage, type PageContext } from '../context.js';
+import { pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors, validateAs } from '../form-validation.js';
 import { FormBody, FormText, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
@@ -72,8 +71,8 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       return sendPage(reply, await render(page, { status: status || undefined, cursor }, { notice: done === 'created' ? 'Project created.' : null }));
     } catch (error) {
       // A stale or hand-edited cursor: the first page, with the problem said.
-      if (!(error instanceof DomainError) || error.status !== 400) throw error;
-      return sendPage(reply, await render(page, { status: status || undefined }, { errors: formErrors(error) }), 400);
+      const refusal = pageRefusal(reply, error, [400]);
+      return sendPage(reply, await render(page, { status: status || undefined }, { errors: formErrors(refusal) }), 400);
     }
   });
 
@@ -89,9 +88,9 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       await services.projects.create(page.actor, input);
       return seeOther(reply, '/dashboard/projects?done=created');
     } catch (error) {
-      if (!(error instanceof DomainError) || error.status >= 500) throw error;
-      const errors = formErrors(error, { name: 'Name', description: 'Description', status: 'Status' });
-      return sendPage(reply, await render(page, {}, { values: request.body, errors }), error.status);
+      const refusal = pageRefusal(reply, error);
+      const errors = formErrors(refusal, { name: 'Name', description: 'Description', status: 'Status' });
+      return sendPage(reply, await render(page, {}, { values: request.body, errors }), refusal.status);
     }
   });
 };
