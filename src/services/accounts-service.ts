@@ -14,7 +14,7 @@ import type { RateLimitDecision, RateLimiter } from '../rate-limit/rate-limiter.
 import type { Actor, ActorContext, UserActor } from './actor.js';
 import { check, nameProblems, passwordProblems } from './account-rules.js';
 import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
-import { recordAudit } from './audit.js';
+import { recordAudit, userTarget } from './audit.js';
 import type { AcceptInvitationInput, InvitationsService } from './invitations-service.js';
 import { sessionActor, type SessionsService, type StartedSession } from './sessions-service.js';
 import { normalizeEmail, toUser, type User } from './users-view.js';
@@ -103,7 +103,6 @@ export const linkExpired = () =>
 const choiceNotFound = () => new DomainError(404, 'not_found', 'This sign-in was already used or is unknown. Sign in again.');
 const choiceExpired = () => new DomainError(410, 'sign_in_expired', 'This sign-in has expired. Sign in again.');
 
-const userTarget = (user: UserRow) => ({ type: 'user', id: user.id, label: user.email });
 
 function selfOnly(actor: Actor): UserActor {
   if (actor.type !== 'user') throw errors.forbidden('only a signed-in user can change their own account');

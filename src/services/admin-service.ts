@@ -9,7 +9,7 @@ import { check, nameProblems } from './account-rules.js';
 import { cliActor, type Actor } from './actor.js';
 import type { ApiKeysService, CreatedKey, KeySummary } from './api-keys-service.js';
 import { summarizeKey } from './api-keys-service.js';
-import { createdChanges, recordAudit } from './audit.js';
+import { createdChanges, recordAudit, userTarget } from './audit.js';
 import type { AuthEvents } from './auth-events.js';
 import { ROLES } from './permissions.js';
 import { normalizeEmail, toUser, type User } from './users-view.js';
@@ -79,7 +79,7 @@ export function createAdminService({ store, clock, authEvents, apiKeys }: AdminS
         });
         await recordAudit(repos, actor, {
           action: 'member.added',
-          target: { type: 'user', id: owner.id, label: owner.email },
+          target: userTarget(owner),
           changes: createdChanges({ role: 'owner', status: 'active' }),
           at: now,
         });
@@ -104,7 +104,7 @@ export function createAdminService({ store, clock, authEvents, apiKeys }: AdminS
           const updated = await repos.users.update(input.orgId, existing.id, { role, status: 'active', name: name ?? existing.name, updated_at: now });
           await recordAudit(repos, actor, {
             action: 'member.added',
-            target: { type: 'user', id: existing.id, label: existing.email },
+            target: userTarget(existing),
             changes: { role: { old: existing.role, new: role }, status: { old: existing.status, new: 'active' } },
             at: now,
           });
@@ -125,7 +125,7 @@ export function createAdminService({ store, clock, authEvents, apiKeys }: AdminS
           });
           await recordAudit(repos, actor, {
             action: 'member.added',
-            target: { type: 'user', id: row.id, label: row.email },
+            target: userTarget(row),
             changes: createdChanges({ role, status: 'active' }),
             at: now,
           });

@@ -49,6 +49,11 @@ export interface AuditTarget {
   label?: string | null;
 }
 
+/** A user as an audit target: named by their e-mail at the time. */
+export function userTarget(user: { id: string; email: string }): AuditTarget {
+  return { type: 'user', id: user.id, label: user.email };
+}
+
 /** Changed fields as old → new. Never pass a secret, key, token or password here. */
 export type AuditChanges = Record<string, { old: unknown; new: unknown }>;
 

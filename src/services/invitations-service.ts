@@ -9,7 +9,7 @@ import type { AuthEvents } from './auth-events.js';
 import { check, nameProblems, passwordProblems } from './account-rules.js';
 import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
 import { FULL_SCOPE, type ActorContext } from './actor.js';
-import { recordAudit } from './audit.js';
+import { recordAudit, userTarget } from './audit.js';
 import { toUser, type User } from './users-view.js';
 
 export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
@@ -97,7 +97,7 @@ export function createInvitationsService({ store, clock, authEvents }: { store: 
         const actor = { type: 'user', orgId: user.org_id, userId: user.id, label: user.email, role: user.role, scope: FULL_SCOPE, keyId: null, sessionId: null, context } as const;
         await recordAudit(repos, actor, {
           action: 'invitation.accepted',
-          target: { type: 'user', id: user.id, label: user.email },
+          target: userTarget(user),
           changes: { status: { old: 'invited', new: 'active' }, name: { old: null, new: input.name } },
           at: now,
         });

@@ -5,7 +5,7 @@ import { sha256Hex } from '../lib/crypto.js';
 import { newId, randomToken } from '../lib/ids.js';
 import type { Clock } from '../lib/time.js';
 import { FULL_SCOPE, type ActorContext, type UserActor } from './actor.js';
-import { recordAudit } from './audit.js';
+import { recordAudit, userTarget } from './audit.js';
 import { tokenHash } from './link-tokens.js';
 
 /** DASHBOARD 2: a session ends after 2 hours without a request, and 12 hours after sign-in at the latest. */
@@ -71,7 +71,7 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
       });
       await recordAudit(repos, sessionActor(user, sessionId, context), {
         action: 'user.signed_in',
-        target: { type: 'user', id: user.id, label: user.email },
+        target: userTarget(user),
         at: now,
       });
       return { token, sessionId, expiresAt };

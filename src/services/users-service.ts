@@ -13,7 +13,7 @@ import type { AuthEvents } from './auth-events.js';
 import { invitationLink, issueInvitation } from './invitations-service.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 import { actingRole, authorize, type Actor } from './actor.js';
-import { recordAudit } from './audit.js';
+import { recordAudit, userTarget } from './audit.js';
 import { normalizeEmail, toUser, toUserListItem, type User, type UserListItem } from './users-view.js';
 
 export interface InviteUserInput {
@@ -39,7 +39,6 @@ function assertOwnerRule(actor: Actor, ...roles: (Role | undefined)[]): void {
 
 const LAST_OWNER = 'the organization must keep at least one active owner';
 
-const userTarget = (row: UserRow) => ({ type: 'user', id: row.id, label: row.email });
 
 interface PendingMail {
   user: UserRow;

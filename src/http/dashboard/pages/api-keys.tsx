@@ -6,7 +6,7 @@ import { parseScope, RESOURCE_KINDS, type ResourceKind } from '../../../services
 import type { AppDeps } from '../../app.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
+import { ConfirmActions, errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
 import { Layout, type Viewer } from '../views/layout.js';
 
 const HERE = '/dashboard/api-keys';
@@ -235,15 +235,7 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
           {isManager(page.viewer) ? `, belonging to ${key.owner_email}` : ''})?
         </p>
         <p>Anything using it is refused from its next request on. This cannot be undone.</p>
-        <div class="actions">
-          <form method="post" action={action} class="inline-form">
-            <input type="hidden" name="_csrf" value={page.csrf} />
-            <button type="submit" class="button danger">
-              Revoke key
-            </button>
-          </form>
-          <a href={HERE}>Cancel</a>
-        </div>
+        <ConfirmActions action={action} csrf={page.csrf} label="Revoke key" cancelHref={HERE} />
       </Layout>,
     );
   });

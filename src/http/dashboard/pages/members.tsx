@@ -8,7 +8,7 @@ import type { User } from '../../../services/users-view.js';
 import type { AppDeps } from '../../app.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { CsrfField, errorFor, Field, Select, Table, type FormError } from '../views/components.js';
+import { ConfirmActions, CsrfField, errorFor, Field, Select, Table, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 
 const HERE = '/dashboard/members';
@@ -201,15 +201,7 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
             : 'They are signed out at once, and their API keys stop working from the next request on.'}{' '}
           The e-mail address can be invited again later.
         </p>
-        <div class="actions">
-          <form method="post" action={`${HERE}/${encodeURIComponent(user.id)}/remove`} class="inline-form">
-            <CsrfField token={page.csrf} />
-            <button type="submit" class="button danger">
-              Remove member
-            </button>
-          </form>
-          <a href={HERE}>Cancel</a>
-        </div>
+        <ConfirmActions action={`${HERE}/${encodeURIComponent(user.id)}/remove`} csrf={page.csrf} label="Remove member" cancelHref={HERE} />
       </Layout>,
     );
   });

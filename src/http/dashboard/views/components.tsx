@@ -222,3 +222,19 @@ export function TextArea({ id, name = id, label, value, error, hint, maxLength }
     </FieldShell>
   );
 }
+
+/** The buttons of a confirmation step for a destructive action: the action itself, and a way back. */
+export function ConfirmActions({ action, csrf, label, cancelHref }: { action: string; csrf: string; label: string; cancelHref: string }) {
+  return (
+    <div class="actions">
+      <form method="post" action={action} class="inline-form">
+        <CsrfField token={csrf} />
+        <button type="submit" class="button danger">
+          {label}
+        </button>
+      </form>
+      <a href={cancelHref}>Cancel</a>
+    </div>
+  );
+}
+
