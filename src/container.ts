@@ -29,6 +29,7 @@ import { createTasksService } from './services/tasks-service.js';
 import { createUsersService } from './services/users-service.js';
 import { createWebhooksService } from './services/webhooks-service.js';
 import { createDeliveriesService } from './services/deliveries-service.js';
+import { createReplayJobsService } from './services/replay-jobs-service.js';
 import { createDeliveryStatsService } from './services/delivery-stats-service.js';
 import { createUsageService } from './services/usage-service.js';
 import { createWorkflowsService } from './services/workflows-service.js';
@@ -115,7 +116,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     invitations,
     webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
-    deliveries: createDeliveriesService({ store, clock, waker }),
+    deliveries: createDeliveriesService({ store, clock }),
+    replayJobs: createReplayJobsService({ store, clock }),
     workflows: createWorkflowsService({ store, clock }),
     tasks: createTasksService({ store, clock }),
     audit: createAuditService({ store, clock, retentionMs: config.auditRetentionDays * 86_400_000 }),

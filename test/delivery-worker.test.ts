@@ -267,11 +267,14 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
     release();
     await settled(org.id, d1!.id, 'delivered');
 
-    const bulk = await deliveries.replayFailed(cliActor(org.id), hook.id, 0);
-    expect(bulk).toEqual({ replayed: 1 });
+    const replayJobs = env.container.services.replayJobs;
+    const bulk = await replayJobs.start(cliActor(org.id), hook.id, 0);
+    expect(bulk).toMatchObject({ count: 1, more: false });
     const d2done = await settled(org.id, d2!.id, 'delivered');
     expect(d2done.attempt_count).toBe(7);
-    expect(await deliveries.replayFailed(cliActor(org.id), hook.id, 0)).toEqual({ replayed: 0 });
+    await waitFor('the job to finish', async () => (await replayJobs.get(cliActor(org.id), hook.id, bulk.id)).status === 'done');
+    expect(await replayJobs.get(cliActor(org.id), hook.id, bulk.id)).toMatchObject({ count: 1, queued: 1, skipped: 0, delivered: 1 });
+    expect(await replayJobs.start(cliActor(org.id), hook.id, 0)).toMatchObject({ count: 0, status: 'done' });
   });
 
   it('a failed replay leaves the delivery failed without automatic retries', async () => {

@@ -230,6 +230,44 @@ export interface DeliveryAttemptsTable {
   outcome: string;
 }
 
+/** Attempts of one subscription in one UTC hour by outcome, added to as attempts are recorded (migration 005). */
+export interface DeliveryHourlyTable {
+  org_id: string;
+  webhook_id: string;
+  /** Epoch hour: started_at integer-divided by 3,600,000. */
+  hour: number;
+  delivered: number;
+  failed: number;
+}
+
+export type ReplayJobStatus = 'running' | 'done';
+
+/** A bulk replay of a subscription's failed deliveries; its items are fixed when it is asked for. */
+export interface ReplayJobsTable {
+  id: string;
+  org_id: string;
+  webhook_id: string;
+  since: number;
+  status: ReplayJobStatus;
+  total: number;
+  queued: number;
+  skipped: number;
+  /** 1 when more failed deliveries matched than one job takes. */
+  more: number;
+  /** The audit label of who asked (an e-mail, or cli). */
+  requested_by: string;
+  created_at: number;
+  finished_at: number | null;
+}
+
+export type ReplayItemState = 'waiting' | 'queued' | 'skipped';
+
+export interface ReplayJobItemsTable {
+  job_id: string;
+  delivery_id: string;
+  state: ReplayItemState;
+}
+
 /** API requests of one organisation on one UTC day, summed over every API process (docs/decisions.md). */
 export interface RequestCountsTable {
   org_id: string;
@@ -255,6 +293,9 @@ export interface DB {
   auth_tokens: AuthTokensTable;
   audit_log: AuditLogTable;
   request_counts: RequestCountsTable;
+  delivery_hourly: DeliveryHourlyTable;
+  replay_jobs: ReplayJobsTable;
+  replay_job_items: ReplayJobItemsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -271,3 +312,4 @@ export type AuthTokenRow = Selectable<AuthTokensTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type NewProject = Insertable<ProjectsTable>;
 export type ProjectUpdate = Updateable<ProjectsTable>;
+export type ReplayJobRow = Selectable<ReplayJobsTable>;

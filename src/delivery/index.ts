@@ -1,5 +1,6 @@
 import type { Container } from '../container.js';
 import { createDeliveryAgent, type DeliveryAgentOptions } from './agent.js';
+import { startReplayRunner } from './replay-runner.js';
 import { createDeliveryWorker, type DeliveryWorkerTuning } from './worker.js';
 
 export interface RunningWorker {
@@ -42,14 +43,21 @@ export async function startDeliveryWorker(container: Container, options: StartDe
         { name: 'audit log', run: () => container.services.audit.prune() },
         { name: 'expired sessions', run: () => container.services.sessions.prune() },
         { name: 'used and expired password links', run: () => container.services.accounts.prune() },
+        // Finished bulk replays stay visible as long as failed history is kept.
+        { name: 'finished bulk replays', run: () => container.services.replayJobs.prune(container.clock.now() - config.failedRetentionMs) },
       ],
     },
     options,
   );
+  const replays = startReplayRunner({ replayJobs: container.services.replayJobs, waker: container.waker, logger, pollMs: options.pollIntervalMs });
   logger.info({ concurrency: config.webhookConcurrency, per_subscription: config.webhookPerSubscriptionConcurrency }, 'delivery worker started');
   return {
-    kick: () => worker.kick(),
+    kick: () => {
+      worker.kick();
+      replays.kick();
+    },
     async stop() {
+      await replays.stop();
       await worker.stop();
       await dispatcher.close();
     },

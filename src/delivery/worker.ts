@@ -8,8 +8,11 @@ import type { Store } from '../db/store.js';
 import { newId } from '../lib/ids.js';
 import type { Signal } from '../lib/signal.js';
 import type { AttemptOutcome } from '../lib/metrics.js';
-import type { Clock } from '../lib/time.js';
+import { HOUR_MS, type Clock } from '../lib/time.js';
 import { sendAttempt, type AttemptResult } from './sender.js';
+
+/** Hours of the attempts-per-hour roll-up kept (31 days). */
+const HOURLY_RETENTION_HOURS = 31 * 24;
 
 export interface DeliveryWorkerDeps {
   config: Config;
@@ -188,6 +191,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
           : { status: 'pending', failure_count: failures, next_attempt_at: now + delay };
     }
     await commitCompletion({
+        webhookId: item.webhook_id,
         attempt: {
           id: newId('att'),
           org_id: item.org_id,
@@ -248,6 +252,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
       const n = await store.repos.deliveries.pruneOrphanEventsBatchAcrossOrgs(eventsBefore, 500);
       if (n < 500) break;
     }
+    // The hourly roll-up outlives the 24 hours the charts show, for a month of figures.
+    await store.repos.deliveries.pruneHourlyAcrossOrgs(Math.floor(now / HOUR_MS) - HOURLY_RETENTION_HOURS);
     if (removed > 0) logger.info({ removed }, 'delivery worker: pruned delivery history');
   }
 

@@ -1,24 +1,39 @@
-import { errors } from '../errors.js';
+import { errors, fieldError } from '../errors.js';
 import { toIso, type Clock } from '../lib/time.js';
-import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../db/schema.js';
+import type { HistoryFilter, HistoryPosition, HistoryState } from '../db/repositories/deliveries-repo.js';
+import type { DeliveryAttemptRow, DeliveryRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
-import type { DeliveryWaker, EventType } from './events.js';
-import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
+import type { EventType } from './events.js';
+
+export type { HistoryState } from '../db/repositories/deliveries-repo.js';
+
+/** The states in the order the dashboard's filter offers them. */
+export const HISTORY_STATES: readonly HistoryState[] = ['delivered', 'retrying', 'pending', 'failed', 'cancelled'];
+
+/**
+ * At most this many deliveries of the index are examined for one page when a filter is not served by an
+ * index (a status other than Failed, an event): the page's cost stays bounded at any size of history.
+ */
+export const HISTORY_SCAN_LIMIT = 5_000;
 
 export interface Delivery {
   id: string;
   event_id: string;
   event_type: EventType;
   webhook_id: string;
-  status: DeliveryStatus;
+  status: HistoryState;
   /** Attempts made so far (automatic and replayed). */
   attempts: number;
-  /** When the next attempt is due (pending deliveries only). */
+  /** When the next attempt is due (pending and retrying deliveries only). */
   next_attempt_at: string | null;
   last_status_code: number | null;
   last_error: string | null;
+  /** When the latest attempt started; null before the first. */
+  last_attempt_at: string | null;
+  /** A replay was made or is queued. */
+  replayed: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -44,17 +59,25 @@ export interface DeliveryDetail extends Delivery {
   attempt_history: DeliveryAttempt[];
 }
 
-export function toDelivery(row: DeliveryRow): Delivery {
+/** A stored delivery as the filter and the dashboard name its state: pending splits into Pending and Retrying. */
+export function historyState(row: Pick<DeliveryRow, 'status' | 'failure_count' | 'replay_requested_at'>): HistoryState {
+  if (row.status !== 'pending') return row.status;
+  return row.failure_count > 0 && row.replay_requested_at === null ? 'retrying' : 'pending';
+}
+
+export function toDelivery(row: DeliveryRow, summary?: { lastAttemptAt: number; replayed: boolean }): Delivery {
   return {
     id: row.id,
     event_id: row.event_id,
     event_type: row.event_type as EventType,
     webhook_id: row.webhook_id,
-    status: row.status,
+    status: historyState(row),
     attempts: row.attempt_count,
     next_attempt_at: row.status === 'pending' && row.next_attempt_at !== null ? toIso(row.next_attempt_at) : null,
     last_status_code: row.last_status_code,
     last_error: row.last_error,
+    last_attempt_at: summary ? toIso(summary.lastAttemptAt) : null,
+    replayed: row.replay_requested_at !== null || (summary?.replayed ?? false),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -76,10 +99,67 @@ export function toAttempt(row: DeliveryAttemptRow): DeliveryAttempt {
   };
 }
 
+/** What a person or a client filters the history by; every field optional. */
+export interface HistoryFilterInput {
+  status?: HistoryState | undefined;
+  event?: EventType | undefined;
+  /** Created at or after (epoch ms). */
+  from?: number | undefined;
+  /** Created before (epoch ms). */
+  to?: number | undefined;
+  /** A delivery id (`dlv_…`) or an event id (`evt_…`). */
+  id?: string | undefined;
+}
+
+export interface HistoryRequest {
+  limit: number;
+  cursor?: string | undefined;
+  filter?: HistoryFilterInput;
+}
+
+export interface HistoryResult {
+  items: Delivery[];
+  /** The next older page; null at the oldest. */
+  nextCursor: string | null;
+  /** The next newer page; null at the newest. */
+  prevCursor: string | null;
+  /**
+   * Set when a bounded scan ended before the page was full: the creation time down to (or, paging newer,
+   * up to) which this page searched. `nextCursor` (or `prevCursor`) continues from there.
+   */
+  searchedTo: string | null;
+}
+
+// Cursors: base64url of `h1:o:<created_at>:<seq>` (older than) or `h1:n:…` (newer than).
+function encodeHistoryCursor(direction: 'older' | 'newer', position: HistoryPosition): string {
+  return Buffer.from(`h1:${direction === 'older' ? 'o' : 'n'}:${position.createdAt}:${position.seq}`).toString('base64url');
+}
+
+function decodeHistoryCursor(cursor: string | undefined): { direction: 'older' | 'newer'; position: HistoryPosition | null } {
+  if (cursor === undefined) return { direction: 'older', position: null };
+  const text = /^[A-Za-z0-9_-]{1,96}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString() : '';
+  const match = /^h1:([on]):(0|[1-9]\d{0,15}):([1-9]\d{0,15})$/.exec(text);
+  if (!match) throw fieldError('cursor', 'is not a valid cursor; pass next_cursor from a previous page');
+  return { direction: match[1] === 'o' ? 'older' : 'newer', position: { createdAt: Number(match[2]), seq: Number(match[3]) } };
+}
+
+const position = (row: DeliveryRow): HistoryPosition => ({ createdAt: row.created_at, seq: row.seq });
+
+function toHistoryFilter(input: HistoryFilterInput): HistoryFilter {
+  const filter: HistoryFilter = { state: input.status, event: input.event, from: input.from, to: input.to };
+  if (input.from !== undefined && input.to !== undefined && input.to <= input.from) throw fieldError('to', 'must be later than from');
+  const id = input.id?.trim();
+  if (id) {
+    if (/^dlv_[0-9a-z]{1,64}$/.test(id)) filter.deliveryId = id;
+    else if (/^evt_[0-9a-z]{1,64}$/.test(id)) filter.eventId = id;
+    else throw fieldError('id', 'must be a delivery id (dlv_…) or an event id (evt_…)');
+  }
+  return filter;
+}
+
 export interface DeliveriesServiceDeps {
   store: Store;
   clock: Clock;
-  waker: DeliveryWaker;
 }
 
 /**
@@ -87,7 +167,7 @@ export interface DeliveriesServiceDeps {
  * delivery (same event id, same body bytes), made by the worker outside the automatic schedule: success
  * marks the delivery delivered (also a permanently failed one), failure leaves it failed with no retries.
  */
-export function createDeliveriesService({ store, clock, waker }: DeliveriesServiceDeps) {
+export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps) {
   async function requireWebhook(orgId: string, webhookId: string): Promise<void> {
     if (!(await store.repos.webhooks.findById(orgId, webhookId))) throw errors.notFound('webhook');
   }
@@ -98,34 +178,64 @@ export function createDeliveriesService({ store, clock, waker }: DeliveriesServi
     return row;
   }
 
+  async function withSummaries(orgId: string, rows: readonly DeliveryRow[]): Promise<Delivery[]> {
+    const summaries = await store.repos.deliveries.attemptSummaries(orgId, rows.map((r) => r.id));
+    return rows.map((row) => toDelivery(row, summaries.get(row.id)));
+  }
+
   return {
-    async list(
-      orgId: string,
-      webhookId: string,
-      page: PageRequest & { status?: DeliveryStatus | undefined },
-    ): Promise<PageResult<Delivery>> {
-      const before = decodeCursor(page.cursor);
+    /** One page of a subscription's history, newest first, filtered; cursors lead both ways. */
+    async list(actor: Actor, webhookId: string, request: HistoryRequest): Promise<HistoryResult> {
+      authorize(actor, 'webhooks', 'read');
+      const { orgId } = actor;
+      const { direction, position: from } = decodeHistoryCursor(request.cursor);
+      const filter = toHistoryFilter(request.filter ?? {});
       await requireWebhook(orgId, webhookId);
-      const rows = await store.repos.deliveries.listForWebhook(orgId, webhookId, page.limit, before, page.status ?? null);
-      return pageResult(rows, toDelivery);
+      const page = await store.repos.deliveries.historyPage(orgId, webhookId, {
+        filter,
+        limit: request.limit,
+        direction,
+        position: from,
+        scanLimit: HISTORY_SCAN_LIMIT,
+      });
+      const { rows, more, scannedTo } = page;
+      const first = rows[0];
+      const last = rows[rows.length - 1];
+      // Paging older: newer pages exist behind us when we came by a cursor; older ones when the scan says so.
+      // Paging newer: the mirror image.
+      let nextCursor: string | null = null;
+      let prevCursor: string | null = null;
+      if (direction === 'older') {
+        if (more && last) nextCursor = encodeHistoryCursor('older', position(last));
+        else if (scannedTo) nextCursor = encodeHistoryCursor('older', scannedTo);
+        if (from !== null) prevCursor = encodeHistoryCursor('newer', first ? position(first) : { createdAt: from.createdAt, seq: from.seq - 1 });
+      } else {
+        if (more && first) prevCursor = encodeHistoryCursor('newer', position(first));
+        else if (scannedTo) prevCursor = encodeHistoryCursor('newer', scannedTo);
+        if (from !== null) nextCursor = encodeHistoryCursor('older', last ? position(last) : { createdAt: from.createdAt, seq: from.seq + 1 });
+      }
+      return { items: await withSummaries(orgId, rows), nextCursor, prevCursor, searchedTo: scannedTo ? toIso(scannedTo.createdAt) : null };
     },
 
     /** `webhookId` null: any subscription of the organisation (the CLI addresses deliveries by id alone). */
-    async get(orgId: string, webhookId: string | null, deliveryId: string): Promise<DeliveryDetail> {
+    async get(actor: Actor, webhookId: string | null, deliveryId: string): Promise<DeliveryDetail> {
+      authorize(actor, 'webhooks', 'read');
+      const { orgId } = actor;
       if (webhookId !== null) await requireWebhook(orgId, webhookId);
       const row = await requireDelivery(orgId, webhookId, deliveryId);
       const [attempts, event] = await Promise.all([
         store.repos.deliveries.listAttempts(orgId, deliveryId),
         store.repos.events.findEvent(orgId, row.event_id),
       ]);
-      return { ...toDelivery(row), payload: event?.body ?? '', attempt_history: attempts.map(toAttempt) };
+      const last = attempts[attempts.length - 1];
+      const summary = last ? { lastAttemptAt: last.started_at, replayed: attempts.some((a) => a.trigger === 'replay') } : undefined;
+      return { ...toDelivery(row, summary), payload: event?.body ?? '', attempt_history: attempts.map(toAttempt) };
     },
 
-    /** Queues one replay attempt; 409 while the delivery is still pending or was cancelled. */
+    /** Queues one replay attempt; 409 while the delivery is still pending, was cancelled, or lost its subscription. */
     async replay(actor: Actor, webhookId: string | null, deliveryId: string): Promise<Delivery> {
       authorize(actor, 'webhooks', 'create');
       const { orgId } = actor;
-      if (webhookId !== null) await requireWebhook(orgId, webhookId);
       const row = await requireDelivery(orgId, webhookId, deliveryId);
       if (!(await store.repos.webhooks.findById(orgId, row.webhook_id))) {
         throw errors.conflict('the subscription of this delivery was deleted; it cannot be replayed');
@@ -143,36 +253,13 @@ export function createDeliveriesService({ store, clock, waker }: DeliveriesServi
         }
         return done;
       });
+      const current = await requireDelivery(orgId, webhookId, deliveryId);
       if (!queued) {
-        const current = await requireDelivery(orgId, webhookId, deliveryId);
-        throw current.status === 'pending'
-          ? errors.conflict('this delivery is already queued; it will be attempted without a replay')
-          : errors.conflict(`a ${current.status} delivery cannot be replayed`);
+        if (current.status === 'pending') throw errors.conflict('this delivery is still being attempted; it can be replayed once it is delivered or has failed');
+        if (current.status === 'cancelled') throw errors.conflict('a cancelled delivery cannot be replayed: its subscription was deleted before it was sent');
+        throw errors.conflict(`a ${current.status} delivery cannot be replayed`);
       }
-      waker.wake();
-      return toDelivery(await requireDelivery(orgId, webhookId, deliveryId));
-    },
-
-    /** Queues a replay of every failed delivery of the subscription created at or after `since`. */
-    async replayFailed(actor: Actor, webhookId: string, since: number): Promise<{ replayed: number }> {
-      authorize(actor, 'webhooks', 'create');
-      const { orgId } = actor;
-      await requireWebhook(orgId, webhookId);
-      const now = clock.now();
-      const replayed = await store.transaction(async (repos) => {
-        const count = await repos.deliveries.requestReplayOfFailed(orgId, webhookId, since, now);
-        if (count > 0) {
-          await recordAudit(repos, actor, {
-            action: 'delivery.replayed',
-            target: { type: 'webhook', id: webhookId },
-            changes: { failed_since: { old: null, new: toIso(since) }, replayed: { old: null, new: count } },
-            at: now,
-          });
-        }
-        return count;
-      });
-      if (replayed > 0) waker.wake();
-      return { replayed };
+      return (await withSummaries(orgId, [current]))[0]!;
     },
   };
 }

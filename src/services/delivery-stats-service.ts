@@ -30,7 +30,8 @@ export interface DeliveryHealth {
  * Webhook health: delivery attempts per UTC hour by outcome, over the last 24 hours, for the whole
  * organisation (the overview) or one subscription (its page). Attempts, not deliveries: an attempt is a
  * fact that never changes once made, so an hour's bar means what the endpoint answered in that hour,
- * whatever happened to the delivery later (docs/decisions.md, "Dashboard overview").
+ * whatever happened to the delivery later (docs/decisions.md, "Dashboard overview"). Read from the hourly
+ * roll-up the worker writes with the attempts: at most 24 rows per subscription, whatever the history holds.
  */
 export function createDeliveryStatsService({ store, clock }: { store: Store; clock: Clock }) {
   return {
@@ -40,7 +41,7 @@ export function createDeliveryStatsService({ store, clock }: { store: Store; clo
       if (webhookId !== null && !(await store.repos.webhooks.findById(actor.orgId, webhookId))) throw errors.notFound('webhook');
       const lastHour = Math.floor(clock.now() / HOUR_MS);
       const firstHour = lastHour - HEALTH_HOURS + 1;
-      const rows = await store.repos.deliveries.attemptsPerHour(actor.orgId, firstHour * HOUR_MS, (lastHour + 1) * HOUR_MS, webhookId);
+      const rows = await store.repos.deliveries.hourlyOutcomes(actor.orgId, firstHour, lastHour + 1, webhookId);
       const hours: HourOutcomes[] = [];
       for (let h = firstHour; h <= lastHour; h++) hours.push({ hour: toIso(h * HOUR_MS), delivered: 0, failed: 0 });
       let delivered = 0;
@@ -48,13 +49,10 @@ export function createDeliveryStatsService({ store, clock }: { store: Store; clo
       for (const row of rows) {
         const bucket = hours[row.hour - firstHour];
         if (!bucket) continue;
-        if (row.outcome === 'success') {
-          bucket.delivered += row.n;
-          delivered += row.n;
-        } else {
-          bucket.failed += row.n;
-          failed += row.n;
-        }
+        bucket.delivered += row.delivered;
+        bucket.failed += row.failed;
+        delivered += row.delivered;
+        failed += row.failed;
       }
       return { hours, delivered, failed, from: toIso(firstHour * HOUR_MS), to: toIso((lastHour + 1) * HOUR_MS) };
     },

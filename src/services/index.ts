@@ -4,6 +4,7 @@ import type { ApiKeysService } from './api-keys-service.js';
 import type { AuditService } from './audit-service.js';
 import type { AuthService } from './auth-service.js';
 import type { DeliveriesService } from './deliveries-service.js';
+import type { ReplayJobsService } from './replay-jobs-service.js';
 import type { DeliveryStatsService } from './delivery-stats-service.js';
 import type { IdempotencyService } from './idempotency-service.js';
 import type { InvitationsService } from './invitations-service.js';
@@ -29,6 +30,7 @@ export interface Services {
   users: UsersService;
   webhooks: WebhooksService;
   deliveries: DeliveriesService;
+  replayJobs: ReplayJobsService;
   workflows: WorkflowsService;
   tasks: TasksService;
   sessions: SessionsService;

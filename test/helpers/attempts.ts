@@ -47,4 +47,8 @@ export async function recordAttempt(env: Pick<TestEnv, 'container'>, orgId: stri
       outcome,
     })
     .execute();
+  // As the worker does in the same transaction: the attempt counts in its subscription's hour.
+  await env.container.store.repos.deliveries.addHourly([
+    { orgId, webhookId, hour: Math.floor(startedAt / 3_600_000), delivered: ok ? 1 : 0, failed: ok ? 0 : 1 },
+  ]);
 }

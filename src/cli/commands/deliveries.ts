@@ -1,14 +1,13 @@
 import { parseDuration } from '../../config.js';
 import type { Container } from '../../container.js';
 import { errors } from '../../errors.js';
-import type { DeliveryDetail } from '../../services/deliveries-service.js';
+import { HISTORY_STATES, type DeliveryDetail, type HistoryState } from '../../services/deliveries-service.js';
+import { EVENT_TYPES, type EventType } from '../../services/events.js';
 import { ORG_OPTION, required, UsageError, type CommandGroup, type CommandInput } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { toListEnvelope } from '../../services/pagination.js';
 import { cliActor } from '../../services/actor.js';
 import { withContainer } from '../runtime.js';
-
-const STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
 
 const orgOption = { type: 'string', value: 'ORG', description: 'organisation id (org_...); found from the delivery when omitted' } as const;
 
@@ -58,7 +57,8 @@ export const deliveriesGroup: CommandGroup = {
       options: {
         org: ORG_OPTION,
         webhook: { type: 'string', value: 'WEBHOOK', description: 'subscription id (wh_...)', required: true },
-        status: { type: 'string', value: 'STATUS', description: 'only deliveries in this state', choices: STATUSES },
+        status: { type: 'string', value: 'STATUS', description: 'only deliveries in this state', choices: HISTORY_STATES },
+        event: { type: 'string', value: 'EVENT', description: 'only deliveries of this event', choices: EVENT_TYPES },
         limit: {
           type: 'string',
           value: 'N',
@@ -69,10 +69,10 @@ export const deliveriesGroup: CommandGroup = {
       },
       async run(input) {
         const page = await withContainer(input, (c) =>
-          c.services.deliveries.list(required(input, 'org'), required(input, 'webhook'), {
+          c.services.deliveries.list(cliActor(required(input, 'org')), required(input, 'webhook'), {
             limit: Number(input.options.limit ?? 20),
             cursor: input.options.cursor,
-            status: input.options.status as (typeof STATUSES)[number] | undefined,
+            filter: { status: input.options.status as HistoryState | undefined, event: input.options.event as EventType | undefined },
           }),
         );
         const table = formatTable(page.items, ['id', 'event_type', 'status', 'attempts', 'last_status_code', 'next_attempt_at', 'created_at']);
@@ -89,7 +89,7 @@ export const deliveriesGroup: CommandGroup = {
       options: { org: orgOption },
       async run(input) {
         const id = input.args[0]!;
-        const detail = await withContainer(input, async (c) => c.services.deliveries.get(await orgOf(c, input, id), null, id));
+        const detail = await withContainer(input, async (c) => c.services.deliveries.get(cliActor(await orgOf(c, input, id)), null, id));
         return { data: detail, text: detailText(detail) };
       },
     },
@@ -109,8 +109,11 @@ export const deliveriesGroup: CommandGroup = {
     },
     {
       name: 'replay-failed',
-      summary: 'queue a replay of every failed delivery of a subscription since a time',
-      details: 'TIME is an ISO 8601 time (2026-11-22T09:00:00Z) or a duration meaning that long ago (30m, 24h, 7d);\nit selects deliveries by when their event occurred.',
+      summary: 'replay every failed delivery of a subscription since a time (a bulk replay job)',
+      details:
+        'TIME is an ISO 8601 time (2026-11-22T09:00:00Z) or a duration meaning that long ago (30m, 24h, 7d);\n' +
+        'it selects deliveries by when their event occurred. At most 10,000 (the oldest) per job; the running\n' +
+        'server or worker re-queues them in batches, and the job shows its progress on the subscription\'s page.',
       options: {
         org: ORG_OPTION,
         webhook: { type: 'string', value: 'WEBHOOK', description: 'subscription id (wh_...)', required: true },
@@ -126,9 +129,11 @@ export const deliveriesGroup: CommandGroup = {
         const result = await withContainer(input, (c) => {
           const since = parseSince(required(input, 'since'), c.clock.now());
           if (since === null) throw new UsageError('--since must be an ISO 8601 time or a duration such as 24h', 'deliveries replay-failed');
-          return c.services.deliveries.replayFailed(cliActor(required(input, 'org')), required(input, 'webhook'), since);
+          return c.services.replayJobs.start(cliActor(required(input, 'org')), required(input, 'webhook'), since);
         });
-        return { data: result, text: `Queued ${result.replayed} failed deliver${result.replayed === 1 ? 'y' : 'ies'} for replay.` };
+        const noun = `failed deliver${result.count === 1 ? 'y' : 'ies'}`;
+        const more = result.more ? ' More failed deliveries match: run it again for the next ones.' : '';
+        return { data: result, text: `Replaying ${result.count} ${noun} (job ${result.id}).${more}` };
       },
     },
   ],

@@ -4,6 +4,7 @@ import { initialMigration } from './001-initial.js';
 import { deliveryEngineMigration } from './002-delivery-engine.js';
 import { accountsAuditMigration } from './003-accounts-audit.js';
 import { usageStatsMigration } from './004-usage-stats.js';
+import { deliveryHistoryMigration } from './005-delivery-history.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -17,6 +18,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '002_delivery_engine': deliveryEngineMigration(),
         '003_accounts_audit': accountsAuditMigration(dialect),
         '004_usage_stats': usageStatsMigration(),
+        '005_delivery_history': deliveryHistoryMigration(),
       };
     },
   };

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
-import { toPage, type Executor, type Page, type RepoContext } from './executor.js';
+import type { Executor, RepoContext } from './executor.js';
 import { HOUR_MS } from '../../lib/time.js';
 import { prepared } from './prepared.js';
 
@@ -44,6 +44,33 @@ const insertAttemptRow = prepared(
 
 // The claim's statements without exclusions (the usual case), one row each for the lease and the load, so
 // their SQL text never varies with the batch.
+// Sorted by key before the batch runs them, so two workers' transactions take the row locks in one order.
+const addHourlyRow = prepared(5, (db, orgId: string, webhookId: string, hour: number, delivered: number, failed: number) =>
+  db
+    .insertInto('delivery_hourly')
+    .values({ org_id: orgId, webhook_id: webhookId, hour, delivered, failed })
+    .onConflict((oc) =>
+      oc.columns(['org_id', 'webhook_id', 'hour']).doUpdateSet((eb) => ({
+        delivered: eb('delivery_hourly.delivered', '+', eb.ref('excluded.delivered')),
+        failed: eb('delivery_hourly.failed', '+', eb.ref('excluded.failed')),
+      })),
+    ),
+);
+
+/** Completions summed per subscription and hour, in key order. */
+export function hourlyCounts(completions: readonly AttemptCompletion[]): HourlyCount[] {
+  const counts = new Map<string, HourlyCount>();
+  for (const { attempt, webhookId } of completions) {
+    const hour = Math.floor(attempt.started_at / HOUR_MS);
+    const key = `${attempt.org_id}\u0000${webhookId}\u0000${String(hour).padStart(12, '0')}`;
+    let count = counts.get(key);
+    if (!count) counts.set(key, (count = { orgId: attempt.org_id, webhookId, hour, delivered: 0, failed: 0 }));
+    if (attempt.outcome === 'success') count.delivered++;
+    else count.failed++;
+  }
+  return [...counts.keys()].sort().map((key) => counts.get(key)!);
+}
+
 const dueScan = (db: Executor, now: number, window: number) =>
   db
     .selectFrom('deliveries')
@@ -139,8 +166,58 @@ export interface ClaimedDelivery {
 
 export interface AttemptCompletion {
   attempt: Omit<DeliveryAttemptRow, 'seq'>;
+  /** The delivery's subscription, for the hourly roll-up. */
+  webhookId: string;
   /** The delivery row's new state; applied only while the lease is still ours and it is still pending. */
   delivery: Pick<DeliveryRow, 'status' | 'attempt_count' | 'failure_count' | 'next_attempt_at' | 'last_status_code' | 'last_error'>;
+}
+
+/** A delivery's place in its subscription's history: newest first by creation time, then by insertion. */
+export interface HistoryPosition {
+  createdAt: number;
+  seq: number;
+}
+
+/** The history filter's states: the four stored statuses, with pending split into Pending and Retrying. */
+export type HistoryState = 'pending' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
+
+export interface HistoryFilter {
+  state?: HistoryState | undefined;
+  event?: string | undefined;
+  /** created_at at or after (ms). */
+  from?: number | undefined;
+  /** created_at before (ms). */
+  to?: number | undefined;
+  deliveryId?: string | undefined;
+  eventId?: string | undefined;
+}
+
+export interface HistoryQuery {
+  filter: HistoryFilter;
+  limit: number;
+  direction: 'older' | 'newer';
+  /** Rows strictly older (or newer) than this; null from the newest (or oldest) end. */
+  position: HistoryPosition | null;
+  /** The most rows of the index one page may examine when a filter is not served by an index. */
+  scanLimit: number;
+}
+
+export interface HistoryPage {
+  /** Newest first, at most `limit`. */
+  rows: DeliveryRow[];
+  /** More matching rows lie beyond the page, in the direction asked. */
+  more: boolean;
+  /** A bounded scan stopped here before it could fill the page: continue from this position. */
+  scannedTo: HistoryPosition | null;
+}
+
+/** One subscription's attempts in one epoch hour. */
+export interface HourlyCount {
+  orgId: string;
+  webhookId: string;
+  hour: number;
+  delivered: number;
+  failed: number;
 }
 
 export interface PruneCutoffs {
@@ -156,6 +233,12 @@ export interface PruneCutoffs {
  */
 export function deliveriesRepository(ctx: RepoContext) {
   const { db, dialect } = ctx;
+
+  /** Adds attempts to the hourly roll-up (in the transaction that records them). */
+  async function addHourly(counts: readonly HourlyCount[]): Promise<void> {
+    for (const c of counts) await addHourlyRow.all(ctx, c.orgId, c.webhookId, c.hour, c.delivered, c.failed);
+  }
+
   return {
     // ---- organisation-scoped ----
 
@@ -163,18 +246,81 @@ export function deliveriesRepository(ctx: RepoContext) {
       return db.selectFrom('deliveries').selectAll().where('org_id', '=', orgId).where('id', '=', deliveryId).executeTakeFirst();
     },
 
-    async listForWebhook(
-      orgId: string,
-      webhookId: string,
-      limit: number,
-      beforeSeq: number | null,
-      status: DeliveryStatus | null,
-    ): Promise<Page<DeliveryRow>> {
-      let query = db.selectFrom('deliveries').selectAll().where('org_id', '=', orgId).where('webhook_id', '=', webhookId);
-      if (status !== null) query = query.where('status', '=', status);
-      if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
-      const rows = await query.orderBy('seq', 'desc').limit(limit + 1).execute();
-      return toPage(rows, limit);
+    /**
+     * One page of a subscription's history, newest first by (created_at, seq) or, for `direction: 'newer'`,
+     * the page just above `position` (returned newest first too). Filters the history index serves (time
+     * range, ids, Failed) cost nothing extra; the others (another status, an event) are applied to at most
+     * `scanLimit` rows of the index per page, so no page reads more than that. When a bounded scan ends
+     * before the page is full, `scannedTo` is where it stopped: the next page continues from there.
+     */
+    async historyPage(orgId: string, webhookId: string, query: HistoryQuery): Promise<HistoryPage> {
+      const { filter, limit, direction, position, scanLimit } = query;
+      const newer = direction === 'newer';
+      const order = newer ? 'asc' : 'desc';
+      let base = db.selectFrom('deliveries').where('org_id', '=', orgId).where('webhook_id', '=', webhookId);
+      if (filter.from !== undefined) base = base.where('created_at', '>=', filter.from);
+      if (filter.to !== undefined) base = base.where('created_at', '<', filter.to);
+      if (filter.deliveryId !== undefined) base = base.where('id', '=', filter.deliveryId);
+      if (filter.eventId !== undefined) base = base.where('event_id', '=', filter.eventId);
+      // A literal, not a parameter: only then may SQLite's planner use the partial index on failed rows.
+      if (filter.state === 'failed') base = base.where('status', '=', sql.lit('failed'));
+      if (position !== null) {
+        base = base.where((eb) => eb(eb.refTuple('created_at', 'seq'), newer ? '>' : '<', eb.tuple(position.createdAt, position.seq)));
+      }
+      base = base.orderBy('created_at', order).orderBy('seq', order);
+
+      const extra = filter.event !== undefined || (filter.state !== undefined && filter.state !== 'failed');
+      let rows: DeliveryRow[];
+      let scannedTo: HistoryPosition | null = null;
+      if (!extra) {
+        rows = await base.selectAll().limit(limit + 1).execute();
+      } else {
+        let matches = db.selectFrom(base.selectAll().limit(scanLimit).as('d')).selectAll();
+        if (filter.event !== undefined) matches = matches.where('event_type', '=', filter.event);
+        switch (filter.state) {
+          case 'delivered':
+          case 'cancelled':
+            matches = matches.where('status', '=', filter.state);
+            break;
+          case 'pending':
+            matches = matches.where('status', '=', 'pending').where((eb) => eb.or([eb('failure_count', '=', 0), eb('replay_requested_at', 'is not', null)]));
+            break;
+          case 'retrying':
+            matches = matches.where('status', '=', 'pending').where('failure_count', '>', 0).where('replay_requested_at', 'is', null);
+            break;
+          default:
+            break;
+        }
+        rows = await matches.orderBy('created_at', order).orderBy('seq', order).limit(limit + 1).execute();
+        if (rows.length <= limit) {
+          // Fewer matches than a page: either the history ends within the scan, or the scan stopped early.
+          const edge = await base.select(['created_at', 'seq']).limit(1).offset(scanLimit - 1).executeTakeFirst();
+          if (edge) scannedTo = { createdAt: edge.created_at, seq: edge.seq };
+        }
+      }
+      const more = rows.length > limit;
+      if (more) rows = rows.slice(0, limit);
+      if (newer) rows.reverse();
+      return { rows, more, scannedTo };
+    },
+
+    /** When each delivery was last attempted and whether a replay attempt was ever made, for a page of rows. */
+    async attemptSummaries(orgId: string, deliveryIds: readonly string[]): Promise<Map<string, { lastAttemptAt: number; replayed: boolean }>> {
+      const summaries = new Map<string, { lastAttemptAt: number; replayed: boolean }>();
+      if (deliveryIds.length === 0) return summaries;
+      const rows = await db
+        .selectFrom('delivery_attempts')
+        .select((eb) => [
+          'delivery_id',
+          eb.fn.max('started_at').as('last'),
+          eb.fn.max(eb.case().when('trigger', '=', 'replay').then(1).else(0).end()).as('replayed'),
+        ])
+        .where('org_id', '=', orgId)
+        .where('delivery_id', 'in', deliveryIds)
+        .groupBy('delivery_id')
+        .execute();
+      for (const r of rows) summaries.set(r.delivery_id, { lastAttemptAt: Number(r.last), replayed: Number(r.replayed) === 1 });
+      return summaries;
     },
 
     async listAttempts(orgId: string, deliveryId: string): Promise<DeliveryAttemptRow[]> {
@@ -188,34 +334,20 @@ export function deliveriesRepository(ctx: RepoContext) {
     },
 
     /**
-     * The organisation's attempts started in [from, to), counted per UTC hour (epoch hour: started_at
-     * integer-divided by 3,600,000, the same in both dialects for bigint) and outcome; only the hours and
-     * outcomes that occurred. `webhookId` narrows it to one subscription. The range and outcome are read
-     * from the (org_id, started_at, outcome) index.
+     * Attempts of the organisation (or of one subscription) per epoch hour in [fromHour, toHour), by
+     * outcome, from the hourly roll-up the worker keeps beside the attempts.
      */
-    async attemptsPerHour(orgId: string, from: number, to: number, webhookId: string | null): Promise<{ hour: number; outcome: string; n: number }[]> {
-      // A literal divisor: better-sqlite3 binds every JS number as a REAL, and SQLite would then divide exactly.
-      const hour = sql<number>`${sql.ref('a.started_at')} / ${sql.lit(HOUR_MS)}`;
+    async hourlyOutcomes(orgId: string, fromHour: number, toHour: number, webhookId: string | null): Promise<{ hour: number; delivered: number; failed: number }[]> {
       const rows = await db
-        .selectFrom('delivery_attempts as a')
-        .select([hour.as('hour'), 'a.outcome', (eb) => eb.fn.countAll<number | string>().as('n')])
-        .where('a.org_id', '=', orgId)
-        .where('a.started_at', '>=', from)
-        .where('a.started_at', '<', to)
-        .$if(webhookId !== null, (qb) =>
-          qb.where(({ exists, selectFrom }) =>
-            exists(
-              selectFrom('deliveries as d')
-                .select(sql.lit(1).as('one'))
-                .whereRef('d.id', '=', 'a.delivery_id')
-                .where('d.org_id', '=', orgId)
-                .where('d.webhook_id', '=', webhookId!),
-            ),
-          ),
-        )
-        .groupBy([hour, 'a.outcome'])
+        .selectFrom('delivery_hourly')
+        .select((eb) => ['hour', eb.fn.sum<number | string>('delivered').as('delivered'), eb.fn.sum<number | string>('failed').as('failed')])
+        .where('org_id', '=', orgId)
+        .$if(webhookId !== null, (qb) => qb.where('webhook_id', '=', webhookId!))
+        .where('hour', '>=', fromHour)
+        .where('hour', '<', toHour)
+        .groupBy('hour')
         .execute();
-      return rows.map((r) => ({ hour: Number(r.hour), outcome: r.outcome, n: Number(r.n) }));
+      return rows.map((r) => ({ hour: Number(r.hour), delivered: Number(r.delivered), failed: Number(r.failed) }));
     },
 
     /** Re-queues one finished (delivered or failed) delivery for a replay attempt; false if it is not finished. */
@@ -227,20 +359,44 @@ export function deliveriesRepository(ctx: RepoContext) {
         .where('id', '=', deliveryId)
         .where('status', 'in', ['delivered', 'failed'])
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      const queued = Number(result.numUpdatedRows) > 0;
+      // The store wakes the delivery workers (every process) once this commits.
+      if (queued && ctx.unit) ctx.unit.deliveriesCreated += 1;
+      return queued;
     },
 
-    /** Re-queues every failed delivery of a subscription created at or after `since`; returns how many. */
-    async requestReplayOfFailed(orgId: string, webhookId: string, since: number, at: number): Promise<number> {
-      const result = await db
+    /**
+     * Ids of a subscription's failed deliveries created at or after `since`, oldest first, at most `limit`
+     * (read from the partial index on failed rows).
+     */
+    async failedSince(orgId: string, webhookId: string, since: number, limit: number): Promise<string[]> {
+      const rows = await db
+        .selectFrom('deliveries')
+        .select('id')
+        .where('org_id', '=', orgId)
+        .where('webhook_id', '=', webhookId)
+        .where('status', '=', sql.lit('failed'))
+        .where('created_at', '>=', since)
+        .orderBy('created_at')
+        .orderBy('seq')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => r.id);
+    },
+
+    /** Re-queues those of `deliveryIds` that are still failed for a replay attempt; returns the ids re-queued. */
+    async requestReplayOfFailed(orgId: string, deliveryIds: readonly string[], at: number): Promise<string[]> {
+      if (deliveryIds.length === 0) return [];
+      const rows = await db
         .updateTable('deliveries')
         .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at })
         .where('org_id', '=', orgId)
-        .where('webhook_id', '=', webhookId)
+        .where('id', 'in', deliveryIds)
         .where('status', '=', 'failed')
-        .where('created_at', '>=', since)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+        .returning('id')
+        .execute();
+      if (ctx.unit) ctx.unit.deliveriesCreated += rows.length;
+      return rows.map((r) => r.id);
     },
 
     /** The organisation of a delivery id, for CLI commands given only the id. */
@@ -326,6 +482,15 @@ export function deliveriesRepository(ctx: RepoContext) {
         await insertAttemptRow.all(ctx, a.id, a.org_id, a.delivery_id, a.attempt_number, a.trigger, a.started_at, a.duration_ms, a.request_headers, a.response_status, a.response_headers, a.response_body, a.error, a.outcome);
         await completeDeliveryRow.all(ctx, a.delivery_id, owner, d.status, d.attempt_count, d.failure_count, d.next_attempt_at, d.last_status_code, d.last_error, at);
       }
+      await addHourly(hourlyCounts(completions));
+    },
+
+    addHourly,
+
+    /** Roll-up hours before `beforeHour`, across organisations. */
+    async pruneHourlyAcrossOrgs(beforeHour: number): Promise<number> {
+      const result = await db.deleteFrom('delivery_hourly').where('hour', '<', beforeHour).executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
 
     /**

@@ -8,6 +8,7 @@ import { idempotencyRepository } from './idempotency-repo.js';
 import { invitationsRepository } from './invitations-repo.js';
 import { organizationsRepository } from './organizations-repo.js';
 import { projectsRepository } from './projects-repo.js';
+import { replayJobsRepository } from './replay-jobs-repo.js';
 import { requestCountsRepository } from './request-counts-repo.js';
 import { sessionsRepository } from './sessions-repo.js';
 import { tasksRepository } from './tasks-repo.js';
@@ -32,6 +33,7 @@ export function createRepositories(ctx: RepoContext) {
     sessions: sessionsRepository(ctx),
     authTokens: authTokensRepository(ctx),
     requestCounts: requestCountsRepository(ctx),
+    replayJobs: replayJobsRepository(ctx),
   };
 }
 

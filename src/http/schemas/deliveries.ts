@@ -1,24 +1,35 @@
 import { Type } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../../services/events.js';
+import { HISTORY_STATES } from '../../services/deliveries-service.js';
+import { MAX_BULK_REPLAY } from '../../services/replay-jobs-service.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 const DeliveryStatus = Type.Union(
-  [Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('cancelled')],
-  { description: 'pending: waiting for its next attempt; delivered; failed: permanently failed (schedule used up, or a replay failed); cancelled: its subscription was deleted.' },
+  HISTORY_STATES.map((s) => Type.Literal(s)),
+  {
+    description:
+      'delivered; retrying: failed at least once and waits for its next automatic attempt (next_attempt_at); ' +
+      'pending: waits for its first attempt, or for a replay; failed: permanently failed (schedule used up, or a replay failed); ' +
+      'cancelled: its subscription was deleted before it was sent.',
+  },
 );
+
+const EventType = Type.Union(EVENT_TYPES.map((name) => Type.Literal(name)));
 
 const StringMap = Type.Record(Type.String(), Type.String());
 
 const deliveryFields = {
   id: Type.String({ examples: ['dlv_0123456789abcdefghijklmn'] }),
   event_id: Type.String({ description: 'X-Service-Event-Id: the same on every attempt and replay.' }),
-  event_type: Type.Union(EVENT_TYPES.map((name) => Type.Literal(name))),
+  event_type: EventType,
   webhook_id: Type.String(),
   status: DeliveryStatus,
   attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far, automatic and replayed.' }),
-  next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When a pending delivery is next attempted.' }),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When a pending or retrying delivery is next attempted.' }),
   last_status_code: Type.Union([Type.Integer(), Type.Null()]),
   last_error: Type.Union([Type.String(), Type.Null()]),
+  last_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the latest attempt started; null before the first.' }),
+  replayed: Type.Boolean({ description: 'A replay attempt was made or is queued.' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 };
@@ -53,8 +64,44 @@ export const DeliveryDetail = Type.Object(
 
 export const DeliveryList = ListEnvelope(Delivery);
 
-export const ListDeliveriesQuery = Type.Object({ ...PageQuery, status: Type.Optional(DeliveryStatus) });
+export const ListDeliveriesQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(DeliveryStatus),
+    event: Type.Optional(EventType),
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'Deliveries created at or after this time.' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'Deliveries created before this time.' })),
+    id: Type.Optional(Type.String({ maxLength: 100, description: 'A delivery id (dlv_…) or an event id (evt_…).' })),
+  },
+);
 
 export const DeliveryParams = Type.Object({ id: Type.String(), delivery_id: Type.String() });
 
 export const NoQuery = Type.Object({});
+
+export const ReplayFailedBody = Type.Object(
+  { since: Type.String({ format: 'date-time', description: 'Replay failed deliveries whose event occurred at or after this time.' }) },
+  { additionalProperties: false },
+);
+
+export const ReplayJob = Type.Object(
+  {
+    id: Type.String({ examples: ['rpl_0123456789abcdefghijklmn'] }),
+    webhook_id: Type.String(),
+    since: Timestamp,
+    status: Type.Union([Type.Literal('running'), Type.Literal('done')], { description: 'running while deliveries are being re-queued.' }),
+    count: Type.Integer({ minimum: 0, maximum: MAX_BULK_REPLAY, description: `The failed deliveries the job took (the oldest, at most ${MAX_BULK_REPLAY}): exactly what it replays.` }),
+    more: Type.Boolean({ description: 'More failed deliveries matched than one job takes; ask again for the next ones.' }),
+    queued: Type.Integer({ minimum: 0, description: 'Re-queued so far.' }),
+    skipped: Type.Integer({ minimum: 0, description: 'No longer failed when their turn came (replayed one by one meanwhile).' }),
+    delivered: Type.Integer({ minimum: 0, description: 'Re-queued deliveries now delivered.' }),
+    failed: Type.Integer({ minimum: 0, description: 'Re-queued deliveries whose replay failed.' }),
+    pending: Type.Integer({ minimum: 0, description: 'Re-queued deliveries still waiting for their replay attempt.' }),
+    requested_by: Type.String(),
+    created_at: Timestamp,
+    finished_at: Type.Union([Timestamp, Type.Null()]),
+  },
+  { $id: 'ReplayJob' },
+);
+
+export const ReplayJobParams = Type.Object({ id: Type.String(), job_id: Type.String() });

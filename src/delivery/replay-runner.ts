@@ -1,0 +1,61 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Signal } from '../lib/signal.js';
+import type { ReplayJobsService } from '../services/replay-jobs-service.js';
+
+export interface ReplayRunner {
+  /** Runs batches now (tests; the waker does it otherwise). */
+  kick(): void;
+  /** Waits for the batch under way, then stops. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Works through bulk replay jobs beside the delivery worker: one batch per transaction until no job has
+ * work left, then sleeps until woken (a job was asked for, on any process) or the poll interval passes.
+ * Several runners may share a PostgreSQL database: each batch's items are claimed by one of them.
+ */
+export function startReplayRunner(deps: { replayJobs: ReplayJobsService; waker: Signal; logger: FastifyBaseLogger; pollMs?: number }): ReplayRunner {
+  const { replayJobs, waker, logger } = deps;
+  const pollMs = deps.pollMs ?? 1000;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+
+  async function drain(): Promise<void> {
+    do {
+      again = false;
+      while (!stopped && (await replayJobs.runBatch()) > 0) {
+        // Yield between batches: other work on this process (and on SQLite, other writers) goes on.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } while (again && !stopped);
+  }
+
+  function kick(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = drain()
+      .catch((err: unknown) => logger.error({ err }, 'replay runner: a batch failed; retrying at the next poll'))
+      .finally(() => {
+        running = null;
+      });
+  }
+
+  const unsubscribe = waker.subscribe(kick);
+  const timer = setInterval(kick, pollMs);
+  timer.unref?.();
+  kick();
+
+  return {
+    kick,
+    async stop() {
+      stopped = true;
+      unsubscribe();
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
