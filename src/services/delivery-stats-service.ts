@@ -56,6 +56,14 @@ export function createDeliveryStatsService({ store, clock }: { store: Store; clo
       }
       return { hours, delivered, failed, from: toIso(firstHour * HOUR_MS), to: toIso((lastHour + 1) * HOUR_MS) };
     },
+
+    /** Each subscription's attempts over the same 24 hours, by outcome (subscriptions without any are absent). */
+    async perWebhook(actor: Actor): Promise<Map<string, { delivered: number; failed: number }>> {
+      authorize(actor, 'webhooks', 'read');
+      const lastHour = Math.floor(clock.now() / HOUR_MS);
+      const rows = await store.repos.deliveries.outcomesByWebhook(actor.orgId, lastHour - HEALTH_HOURS + 1, lastHour + 1);
+      return new Map(rows.map((r) => [r.webhookId, { delivered: r.delivered, failed: r.failed }]));
+    },
   };
 }
 

@@ -350,6 +350,19 @@ export function deliveriesRepository(ctx: RepoContext) {
       return rows.map((r) => ({ hour: Number(r.hour), delivered: Number(r.delivered), failed: Number(r.failed) }));
     },
 
+    /** Attempts per subscription of the organisation in [fromHour, toHour), by outcome (the roll-up). */
+    async outcomesByWebhook(orgId: string, fromHour: number, toHour: number): Promise<{ webhookId: string; delivered: number; failed: number }[]> {
+      const rows = await db
+        .selectFrom('delivery_hourly')
+        .select((eb) => ['webhook_id', eb.fn.sum<number | string>('delivered').as('delivered'), eb.fn.sum<number | string>('failed').as('failed')])
+        .where('org_id', '=', orgId)
+        .where('hour', '>=', fromHour)
+        .where('hour', '<', toHour)
+        .groupBy('webhook_id')
+        .execute();
+      return rows.map((r) => ({ webhookId: r.webhook_id, delivered: Number(r.delivered), failed: Number(r.failed) }));
+    },
+
     /** Re-queues one finished (delivered or failed) delivery for a replay attempt; false if it is not finished. */
     async requestReplay(orgId: string, deliveryId: string, at: number): Promise<boolean> {
       const result = await db

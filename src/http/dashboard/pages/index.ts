@@ -8,6 +8,8 @@ import { invitationPages } from './invitation.js';
 import { membersPages } from './members.js';
 import { overviewPages } from './overview.js';
 import { projectPages } from './projects.js';
+import { webhookHistoryPages } from './webhook-history.js';
+import { webhooksPages } from './webhooks.js';
 
 /** Every page module of the dashboard, registered under /dashboard. */
-export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages];
+export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages];

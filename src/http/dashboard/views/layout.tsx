@@ -21,12 +21,13 @@ const ADMINS: readonly Role[] = ['owner', 'admin'];
 
 /**
  * The navigation of DASHBOARD 1, in its order. A page appears here once it is built; the rest of the
- * section's links (My tasks, Webhooks, Export, Billing) arrive with their pages.
+ * section's links (My tasks, Export, Billing) arrive with their pages.
  */
 export const NAV: readonly NavItem[] = [
   { href: '/dashboard/projects', label: 'Projects' },
   { href: '/dashboard/members', label: 'Members' },
   { href: '/dashboard/api-keys', label: 'API keys' },
+  { href: '/dashboard/webhooks', label: 'Webhooks' },
   { href: '/dashboard/audit-log', label: 'Audit log', roles: ADMINS },
   { href: '/dashboard/account', label: 'Account' },
 ];
