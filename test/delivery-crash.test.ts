@@ -107,7 +107,7 @@ describe.each(testDialects())('delivery survives kill -9 of serve (%s)', (dialec
     expect(replay).toMatchObject({ id: ids[0], status: 'pending', event_id: shown.event_id });
     await waitFor('the replay on the wire', () => receiver.at('/slow').length > before);
     expect(receiver.at('/slow').at(-1)!.headers['x-service-event-id']).toBe(shown.event_id);
-    expect(await cliJson(['deliveries', 'replay-failed', '--org', orgId, '--webhook', webhookId, '--since', '1h'], env)).toEqual({ replayed: 0 });
+    expect(await cliJson(['deliveries', 'replay-failed', '--org', orgId, '--webhook', webhookId, '--since', '1h'], env)).toMatchObject({ count: 0, more: false, status: 'done', webhook_id: webhookId });
 
     const unknown = await runCli(['deliveries', 'show', 'dlv_unknown', '--json'], env);
     expect(unknown.code).toBe(1);

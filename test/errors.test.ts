@@ -56,6 +56,25 @@ describe.each(testDialects())('errors (%s)', (dialect) => {
       }
     });
 
+    it('answers a path id holding a control character (NUL) with 404 on every route, changing nothing', async () => {
+      const before = await existing();
+      for (const [method, url] of [
+        ['GET', '/v1/projects/bad%00id'],
+        ['PUT', '/v1/projects/bad%00id'],
+        ['DELETE', '/v1/projects/bad%00id'],
+        ['GET', '/v1/users/bad%01id'],
+        ['DELETE', '/v1/users/bad%00id'],
+        ['DELETE', '/v1/webhooks/bad%00id'],
+      ] as const) {
+        const body = method === 'PUT' ? { name: 'x' } : undefined;
+        expectError(await env.request(method, url, { key: org.ownerKey, ...(body ? { body } : {}) }), 404, 'not_found');
+      }
+      // Authentication and permission still come first.
+      expectError(await env.request('DELETE', '/v1/projects/bad%00id', { key: null }), 401, 'unauthorized');
+      expectError(await env.request('DELETE', '/v1/webhooks/bad%00id', { key: viewerKey }), 403, 'forbidden');
+      expect(await existing()).toEqual(before);
+    });
+
     it('answers a known path with another method with 405 and an Allow header', async () => {
       const patch = await env.request('PATCH', `/v1/projects/${projectId}`, { key: org.ownerKey, body: { name: 'x' } });
       expectError(patch, 405, 'method_not_allowed');

@@ -8,6 +8,7 @@ import { DomainError, errors } from '../errors.js';
 import { databaseUnavailableError, isDatabaseUnavailable } from '../db/availability.js';
 import { newId } from '../lib/ids.js';
 import type { Metrics } from '../lib/metrics.js';
+import type { Clock } from '../lib/time.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Services } from '../services/index.js';
 import { dashboardPlugin } from './dashboard/plugin.js';
@@ -32,6 +33,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** Request metrics and GET /metrics (the container always provides it). */
   metrics?: Metrics;
+  /** The services' clock, for pages that prefill a time relative to now (the container provides it). */
+  clock?: Clock;
 }
 
 export type App = FastifyInstance<
@@ -196,6 +199,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && request.routeOptions.schema?.body && (request.method === 'POST' || request.method === 'PUT')) {
       return done(errors.invalidJson('request body is empty; send a JSON object'));
+    }
+    done();
+  });
+
+  // A path id with a control character (NUL above all) names nothing: not found (CONTRACT 1), and
+  // PostgreSQL would refuse such text outright. After authentication and validation, so the contract's
+  // order of answers (401, 403, 400, then 404) holds.
+  app.addHook('preHandler', (request, _reply, done) => {
+    const params = request.params as Record<string, unknown> | undefined;
+    if (params && Object.values(params).some((value) => typeof value === 'string' && /[\u0000-\u001f\u007f]/.test(value))) {
+      return done(errors.notFound());
     }
     done();
   });

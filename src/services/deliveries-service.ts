@@ -138,7 +138,8 @@ function encodeHistoryCursor(direction: 'older' | 'newer', position: HistoryPosi
 function decodeHistoryCursor(cursor: string | undefined): { direction: 'older' | 'newer'; position: HistoryPosition | null } {
   if (cursor === undefined) return { direction: 'older', position: null };
   const text = /^[A-Za-z0-9_-]{1,96}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString() : '';
-  const match = /^h1:([on]):(0|[1-9]\d{0,15}):([1-9]\d{0,15})$/.exec(text);
+  // seq 0 is allowed: an empty older page's link back (`seq - 1` of the first delivery ever) names it.
+  const match = /^h1:([on]):(0|[1-9]\d{0,15}):(0|[1-9]\d{0,15})$/.exec(text);
   if (!match) throw fieldError('cursor', 'is not a valid cursor; pass next_cursor from a previous page');
   return { direction: match[1] === 'o' ? 'older' : 'newer', position: { createdAt: Number(match[2]), seq: Number(match[3]) } };
 }
@@ -147,6 +148,9 @@ const position = (row: DeliveryRow): HistoryPosition => ({ createdAt: row.create
 
 function toHistoryFilter(input: HistoryFilterInput): HistoryFilter {
   const filter: HistoryFilter = { state: input.status, event: input.event, from: input.from, to: input.to };
+  // The date-time format lets through instants no clock names (a leap second, 23:59:60): they parse to NaN.
+  if (input.from !== undefined && !Number.isFinite(input.from)) throw fieldError('from', 'must be a valid date-time');
+  if (input.to !== undefined && !Number.isFinite(input.to)) throw fieldError('to', 'must be a valid date-time');
   if (input.from !== undefined && input.to !== undefined && input.to <= input.from) throw fieldError('to', 'must be later than from');
   const id = input.id?.trim();
   if (id) {
@@ -232,12 +236,14 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
       return { ...toDelivery(row, summary), payload: event?.body ?? '', attempt_history: attempts.map(toAttempt) };
     },
 
-    /** Queues one replay attempt; 409 while the delivery is still pending, was cancelled, or lost its subscription. */
+    /** Queues one replay attempt; 409 while the delivery is still pending, was cancelled, or (addressed by id alone) lost its subscription. */
     async replay(actor: Actor, webhookId: string | null, deliveryId: string): Promise<Delivery> {
       authorize(actor, 'webhooks', 'create');
       const { orgId } = actor;
+      // Addressed through a subscription (the API's route), a deleted one is not found, as for reading.
+      if (webhookId !== null) await requireWebhook(orgId, webhookId);
       const row = await requireDelivery(orgId, webhookId, deliveryId);
-      if (!(await store.repos.webhooks.findById(orgId, row.webhook_id))) {
+      if (webhookId === null && !(await store.repos.webhooks.findById(orgId, row.webhook_id))) {
         throw errors.conflict('the subscription of this delivery was deleted; it cannot be replayed');
       }
       const now = clock.now();

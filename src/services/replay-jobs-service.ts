@@ -1,4 +1,4 @@
-import { errors } from '../errors.js';
+import { errors, fieldError } from '../errors.js';
 import { newId } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
 import type { ReplayJobRow } from '../db/schema.js';
@@ -43,6 +43,11 @@ export interface ReplayJob {
   finished_at: string | null;
 }
 
+/** The date-time format lets through instants no clock names (a leap second, 23:59:60): they parse to NaN. */
+function requireSince(since: number): void {
+  if (!Number.isFinite(since)) throw fieldError('since', 'must be a valid date-time');
+}
+
 /**
  * Bulk replay of a subscription's permanently failed deliveries (DASHBOARD 6): asking for one fixes its
  * set of deliveries (the oldest MAX_BULK_REPLAY failed since the chosen time) and writes the audit row in
@@ -78,6 +83,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
     /** What a replay asked for now would take: the confirmation's "N deliveries will be sent again". */
     async preview(actor: Actor, webhookId: string, since: number): Promise<ReplayPreview> {
       authorize(actor, 'webhooks', 'create');
+      requireSince(since);
       await requireWebhook(actor.orgId, webhookId);
       const ids = await store.repos.deliveries.failedSince(actor.orgId, webhookId, since, MAX_BULK_REPLAY + 1);
       return { count: Math.min(ids.length, MAX_BULK_REPLAY), more: ids.length > MAX_BULK_REPLAY };
@@ -85,6 +91,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
 
     async start(actor: Actor, webhookId: string, since: number): Promise<ReplayJob> {
       authorize(actor, 'webhooks', 'create');
+      requireSince(since);
       const { orgId } = actor;
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
@@ -145,7 +152,10 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
       return store.transaction(async (repos) => {
         const ids = await repos.replayJobs.claimWaitingAcrossOrgs(job.id, BATCH);
         if (ids.length > 0) {
-          const queued = new Set(await repos.deliveries.requestReplayOfFailed(job.org_id, ids, now));
+          // A subscription deleted since the job was asked for takes nothing more: re-queued, its deliveries
+          // would only be cancelled by the worker, and their history would no longer say they failed.
+          const live = await repos.webhooks.findById(job.org_id, job.webhook_id);
+          const queued = new Set(live ? await repos.deliveries.requestReplayOfFailed(job.org_id, ids, now) : []);
           const skipped = ids.filter((id) => !queued.has(id));
           await repos.replayJobs.markSkippedAcrossOrgs(job.id, skipped);
           await repos.replayJobs.addProgressAcrossOrgs(job.id, queued.size, skipped.length);

@@ -86,6 +86,14 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks }: We
       return pageResult(rows, toWebhook);
     },
 
+    /** One subscription of the actor's organisation (never its secret); another organisation's is a 404. */
+    async get(actor: Actor, webhookId: string): Promise<Webhook> {
+      authorize(actor, 'webhooks', 'read');
+      const row = await store.repos.webhooks.findById(actor.orgId, webhookId);
+      if (!row) throw errors.notFound('webhook');
+      return toWebhook(row);
+    },
+
     async create(actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
       authorize(actor, 'webhooks', 'create');
       checkUrl(input.url, allowPrivateNetworks);

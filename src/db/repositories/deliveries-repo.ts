@@ -257,7 +257,13 @@ export function deliveriesRepository(ctx: RepoContext) {
       const { filter, limit, direction, position, scanLimit } = query;
       const newer = direction === 'newer';
       const order = newer ? 'asc' : 'desc';
-      let base = db.selectFrom('deliveries').where('org_id', '=', orgId).where('webhook_id', '=', webhookId);
+      // An event id is found through its own index. On SQLite a unary + keeps the subscription's terms off the
+      // history index: without statistics (nothing runs ANALYZE on the embedded database) the planner would
+      // rather walk the subscription's whole history in order than sort the one row the event index finds.
+      let base =
+        filter.eventId !== undefined && dialect === 'sqlite'
+          ? db.selectFrom('deliveries').where(sql<string>`+org_id`, '=', orgId).where(sql<string>`+webhook_id`, '=', webhookId)
+          : db.selectFrom('deliveries').where('org_id', '=', orgId).where('webhook_id', '=', webhookId);
       if (filter.from !== undefined) base = base.where('created_at', '>=', filter.from);
       if (filter.to !== undefined) base = base.where('created_at', '<', filter.to);
       if (filter.deliveryId !== undefined) base = base.where('id', '=', filter.deliveryId);
@@ -294,8 +300,9 @@ export function deliveriesRepository(ctx: RepoContext) {
         rows = await matches.orderBy('created_at', order).orderBy('seq', order).limit(limit + 1).execute();
         if (rows.length <= limit) {
           // Fewer matches than a page: either the history ends within the scan, or the scan stopped early.
-          const edge = await base.select(['created_at', 'seq']).limit(1).offset(scanLimit - 1).executeTakeFirst();
-          if (edge) scannedTo = { createdAt: edge.created_at, seq: edge.seq };
+          // The row after the scan's last one says which: a history ending exactly there has no next page.
+          const [edge, beyond] = await base.select(['created_at', 'seq']).limit(2).offset(scanLimit - 1).execute();
+          if (edge && beyond) scannedTo = { createdAt: edge.created_at, seq: edge.seq };
         }
       }
       const more = rows.length > limit;

@@ -6,10 +6,12 @@ import { assertCanReadAudit, type AuditEntryView, type AuditExportFormat, type A
 import type { PageResult } from '../../../services/pagination.js';
 import type { AppDeps } from '../../app.js';
 import { pageContext, pageRefusal, sendPage, type PageContext } from '../context.js';
+import { parseUtcDateTime } from '../datetime.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
+import { filteredHref, filterText as filterTextOf, type FilterText as FilterTextOf } from '../filters.js';
 
 const HERE = '/dashboard/audit-log';
 const PAGE_SIZE = 50;
@@ -17,7 +19,7 @@ const PAGE_SIZE = 50;
 /** The filter fields as typed into the form: ids, names and query parameters are the same words. */
 const FILTER_FIELDS = ['action', 'actor', 'target', 'from', 'to'] as const;
 type FilterField = (typeof FILTER_FIELDS)[number];
-type FilterText = Partial<Record<FilterField, string>>;
+type FilterText = FilterTextOf<FilterField>;
 
 const LABELS: Record<FilterField, string> = { action: 'Action', actor: 'Actor', target: 'Target', from: 'From', to: 'To' };
 
@@ -51,39 +53,7 @@ const EXPORT_RESPONSES = {
   },
 };
 
-/** What was typed, trimmed; empty fields dropped (an empty field is no filter). */
-function filterText(values: Partial<Record<string, string | undefined>>): FilterText {
-  const text: FilterText = {};
-  for (const field of FILTER_FIELDS) {
-    const value = values[field]?.trim();
-    if (value) text[field] = value;
-  }
-  return text;
-}
-
-// datetime-local sends `2026-01-31T14:30` (seconds when the step allows them); a space or a trailing Z,
-// as people paste times from this page or from the CSV, is taken too.
-const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?Z?$/;
-
-/** A datetime-local value read as UTC, in epoch ms; null when it is not a real date and time. */
-function parseUtcDateTime(value: string): number | null {
-  const match = LOCAL_TIME.exec(value);
-  if (!match) return null;
-  const [, year, month, day, hour, minute, second = '0', fraction = '0'] = match;
-  const ms = Number(fraction.padEnd(3, '0'));
-  const at = new Date(0);
-  at.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
-  at.setUTCHours(Number(hour), Number(minute), Number(second), ms);
-  // Date rolls 31 February over into March; a value that does not survive the round trip is not a date.
-  const same =
-    at.getUTCFullYear() === Number(year) &&
-    at.getUTCMonth() === Number(month) - 1 &&
-    at.getUTCDate() === Number(day) &&
-    at.getUTCHours() === Number(hour) &&
-    at.getUTCMinutes() === Number(minute) &&
-    at.getUTCSeconds() === Number(second);
-  return same ? at.getTime() : null;
-}
+const filterText = (values: Partial<Record<string, string | undefined>>): FilterText => filterTextOf(FILTER_FIELDS, values);
 
 /**
  * The service's filter from the form's text. Times the form cannot read are a 400 naming the field, but only
@@ -115,11 +85,7 @@ function pageErrors(error: DomainError): FormError[] {
 }
 
 function listHref(text: FilterText, cursor?: string): string {
-  const query = new URLSearchParams();
-  for (const field of FILTER_FIELDS) if (text[field] !== undefined) query.set(field, text[field]);
-  if (cursor) query.set('cursor', cursor);
-  const qs = query.toString();
-  return qs ? `${HERE}?${qs}` : HERE;
+  return filteredHref(HERE, FILTER_FIELDS, text, cursor);
 }
 
 export const auditLogPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {

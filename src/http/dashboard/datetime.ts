@@ -1,0 +1,30 @@
+import { toIso } from '../../lib/time.js';
+
+// datetime-local sends `2026-01-31T14:30` (seconds when the step allows them); a space or a trailing Z,
+// as people paste times from these pages or from the CSV, is taken too.
+const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?Z?$/;
+
+/** A datetime-local value read as UTC, in epoch ms; null when it is not a real date and time. */
+export function parseUtcDateTime(value: string): number | null {
+  const match = LOCAL_TIME.exec(value);
+  if (!match) return null;
+  const [, year, month, day, hour, minute, second = '0', fraction = '0'] = match;
+  const ms = Number(fraction.padEnd(3, '0'));
+  const at = new Date(0);
+  at.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+  at.setUTCHours(Number(hour), Number(minute), Number(second), ms);
+  // Date rolls 31 February over into March; a value that does not survive the round trip is not a date.
+  const same =
+    at.getUTCFullYear() === Number(year) &&
+    at.getUTCMonth() === Number(month) - 1 &&
+    at.getUTCDate() === Number(day) &&
+    at.getUTCHours() === Number(hour) &&
+    at.getUTCMinutes() === Number(minute) &&
+    at.getUTCSeconds() === Number(second);
+  return same ? at.getTime() : null;
+}
+
+/** An instant as a datetime-local value in UTC, to the minute: what the fields above read back. */
+export function utcDateTimeValue(ms: number): string {
+  return toIso(ms).slice(0, 16);
+}
