@@ -507,23 +507,23 @@ describe.each(testDialects())('delivery history API (%s)', (dialect) => {
     beforeAll(async () => {
       hook = await subscribe(org, 'bounded');
       oldest = await seed(env, org.id, hook, [
-        { kind: 'cancelled', at: B, event: 'workflow.completed' },
-        { kind: 'cancelled', at: B + 1, event: 'workflow.completed' },
+        { kind: 'retrying', at: B, event: 'workflow.completed' },
+        { kind: 'retrying', at: B + 1, event: 'workflow.completed' },
         { kind: 'failed', at: B + 2 },
       ]);
       filler = await seed(env, org.id, hook, Array.from({ length: DELIVERED }, (_, i) => ({ kind: 'delivered' as const, at: B + 10 + i })));
-      newest = (await seed(env, org.id, hook, [{ kind: 'cancelled', at: B + 10 + DELIVERED }]))[0]!;
+      newest = (await seed(env, org.id, hook, [{ kind: 'retrying', at: B + 10 + DELIVERED }]))[0]!;
     });
 
     it('returns a short page with next_cursor when the scan ends first, and following it finds the older matches', async () => {
-      const first = await list(hook, 'status=cancelled&limit=20');
+      const first = await list(hook, 'status=retrying&limit=20');
       expect(first.status).toBe(200);
       expect(dataIds(first)).toEqual([newest.id]);
       expect(first.body.next_cursor).toEqual(expect.any(String));
-      const second = await list(hook, `status=cancelled&limit=20&cursor=${first.body.next_cursor}`);
+      const second = await list(hook, `status=retrying&limit=20&cursor=${first.body.next_cursor}`);
       expect(dataIds(second)).toEqual([oldest[1]!.id, oldest[0]!.id]);
       expect(second.body.next_cursor).toBeNull();
-      const { ids } = await walk(hook, 'status=cancelled&limit=1');
+      const { ids } = await walk(hook, 'status=retrying&limit=1');
       expect(ids).toEqual([newest.id, oldest[1]!.id, oldest[0]!.id]);
     });
 
@@ -538,18 +538,18 @@ describe.each(testDialects())('delivery history API (%s)', (dialect) => {
 
     it('says how far the scan searched (the dashboard’s "Searched back to"), and walks back with prevCursor', async () => {
       const actor = cliActor(org.id);
-      const first = await services().deliveries.list(actor, hook, { limit: 20, filter: { status: 'cancelled' } });
+      const first = await services().deliveries.list(actor, hook, { limit: 20, filter: { status: 'retrying' } });
       expect(idsOf(first.items)).toEqual([newest.id]);
-      // The scan examined the newest HISTORY_SCAN_LIMIT deliveries: the cancelled one and the newest filler.
+      // The scan examined the newest HISTORY_SCAN_LIMIT deliveries: the retrying one and the newest filler.
       expect(first.searchedTo).toBe(iso(filler[DELIVERED - (HISTORY_SCAN_LIMIT - 1)]!.at));
-      const second = await services().deliveries.list(actor, hook, { limit: 20, cursor: first.nextCursor!, filter: { status: 'cancelled' } });
+      const second = await services().deliveries.list(actor, hook, { limit: 20, cursor: first.nextCursor!, filter: { status: 'retrying' } });
       expect(idsOf(second.items)).toEqual([oldest[1]!.id, oldest[0]!.id]);
       expect(second.searchedTo).toBeNull();
       expect(second.nextCursor).toBeNull();
       const back: string[] = [];
       let cursor = second.prevCursor;
       for (let n = 0; cursor && n < 10; n++) {
-        const page = await services().deliveries.list(actor, hook, { limit: 20, cursor, filter: { status: 'cancelled' } });
+        const page = await services().deliveries.list(actor, hook, { limit: 20, cursor, filter: { status: 'retrying' } });
         back.push(...idsOf(page.items));
         cursor = page.prevCursor;
       }
@@ -557,26 +557,29 @@ describe.each(testDialects())('delivery history API (%s)', (dialect) => {
       expect(back).toEqual([newest.id]);
     });
 
-    it('serves the failed filter from its index, without a bound', async () => {
-      const res = await list(hook, 'status=failed');
-      expect(dataIds(res)).toEqual([oldest[2]!.id]);
-      expect(res.body.next_cursor).toBeNull();
-      const page = await services().deliveries.list(cliActor(org.id), hook, { limit: 20, filter: { status: 'failed' } });
-      expect(page.searchedTo).toBeNull();
+    it('serves the failed and cancelled filters from their partial indexes, without a bound', async () => {
+      const [cancelled] = await seed(env, org.id, hook, [{ kind: 'cancelled', at: B + 3 }]);
+      for (const [status, expected] of [['failed', oldest[2]!.id], ['cancelled', cancelled!.id]] as const) {
+        const res = await list(hook, `status=${status}`);
+        expect(dataIds(res), status).toEqual([expected]);
+        expect(res.body.next_cursor).toBeNull();
+        const page = await services().deliveries.list(cliActor(org.id), hook, { limit: 20, filter: { status } });
+        expect(page.searchedTo).toBeNull();
+      }
     });
 
     it('gives no next_cursor when the history ends exactly where the scan stops', async () => {
       const exact = await subscribe(org, 'bounded-exact');
       await seed(env, org.id, exact, Array.from({ length: HISTORY_SCAN_LIMIT }, (_, i) => ({ kind: 'delivered' as const, at: B + i })));
-      const res = await list(exact, 'status=cancelled');
+      const res = await list(exact, 'status=retrying');
       expect(res.body).toEqual({ data: [], next_cursor: null });
-      const page = await services().deliveries.list(cliActor(org.id), exact, { limit: 20, filter: { status: 'cancelled' } });
+      const page = await services().deliveries.list(cliActor(org.id), exact, { limit: 20, filter: { status: 'retrying' } });
       expect(page.searchedTo).toBeNull();
       // One more delivery and the scan no longer reaches the end: the cursor leads on.
-      await seed(env, org.id, exact, [{ kind: 'cancelled', at: B - 1 }]);
-      const first = await list(exact, 'status=cancelled');
+      await seed(env, org.id, exact, [{ kind: 'retrying', at: B - 1 }]);
+      const first = await list(exact, 'status=retrying');
       expect(first.body.data).toEqual([]);
-      const rest = await list(exact, `status=cancelled&cursor=${first.body.next_cursor}`);
+      const rest = await list(exact, `status=retrying&cursor=${first.body.next_cursor}`);
       expect(rest.body.data).toHaveLength(1);
       expect(rest.body.next_cursor).toBeNull();
     });

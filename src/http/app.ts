@@ -8,6 +8,7 @@ import { DomainError, errors } from '../errors.js';
 import { databaseUnavailableError, isDatabaseUnavailable } from '../db/availability.js';
 import { newId } from '../lib/ids.js';
 import type { Metrics } from '../lib/metrics.js';
+import { hasControlCharacter } from '../lib/text.js';
 import type { Clock } from '../lib/time.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Services } from '../services/index.js';
@@ -208,7 +209,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // order of answers (401, 403, 400, then 404) holds.
   app.addHook('preHandler', (request, _reply, done) => {
     const params = request.params as Record<string, unknown> | undefined;
-    if (params && Object.values(params).some((value) => typeof value === 'string' && /[\u0000-\u001f\u007f]/.test(value))) {
+    if (params && Object.values(params).some((value) => typeof value === 'string' && hasControlCharacter(value))) {
       return done(errors.notFound());
     }
     done();

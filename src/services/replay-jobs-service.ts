@@ -85,8 +85,8 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
       authorize(actor, 'webhooks', 'create');
       requireSince(since);
       await requireWebhook(actor.orgId, webhookId);
-      const ids = await store.repos.deliveries.failedSince(actor.orgId, webhookId, since, MAX_BULK_REPLAY + 1);
-      return { count: Math.min(ids.length, MAX_BULK_REPLAY), more: ids.length > MAX_BULK_REPLAY };
+      const found = await store.repos.deliveries.countFailedSince(actor.orgId, webhookId, since, MAX_BULK_REPLAY + 1);
+      return { count: Math.min(found, MAX_BULK_REPLAY), more: found > MAX_BULK_REPLAY };
     },
 
     async start(actor: Actor, webhookId: string, since: number): Promise<ReplayJob> {

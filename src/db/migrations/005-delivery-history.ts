@@ -6,8 +6,9 @@ const HOUR_MS = 3_600_000;
  * The dashboard's delivery history (DASHBOARD 6) at any size of history:
  * - `deliveries_history_idx` (org_id, webhook_id, created_at, seq) replaces (org_id, webhook_id, seq): the
  *   history is paged newest first by (created_at, seq), and a time range is a range of the same index.
- * - `deliveries_failed_idx`, partial on `status = 'failed'`: the "Failed" filter and the bulk replay's count
- *   read only failed rows. Rows enter it once, when they fail for good, so the queue's writes never touch it.
+ * - `deliveries_failed_idx` and `deliveries_cancelled_idx`, partial on one status each: the "Failed" and
+ *   "Cancelled" filters and the bulk replay's count read only those rows. Rows enter them once, when they fail
+ *   for good or are cancelled, so the queue's writes never touch them.
  * - `delivery_hourly`: attempts per subscription and UTC hour by outcome, added to in the same transaction
  *   that records the attempts. The health charts read at most 24 rows per subscription instead of counting
  *   attempts, so the (org_id, started_at, outcome) index on every attempt insert (004) is dropped.
@@ -20,6 +21,7 @@ export function deliveryHistoryMigration(): Migration {
       await db.schema.createIndex('deliveries_history_idx').on('deliveries').columns(['org_id', 'webhook_id', 'created_at', 'seq']).execute();
       await db.schema.dropIndex('deliveries_org_webhook_seq_idx').execute();
       await sql`CREATE INDEX deliveries_failed_idx ON deliveries (org_id, webhook_id, created_at, seq) WHERE status = 'failed'`.execute(db);
+      await sql`CREATE INDEX deliveries_cancelled_idx ON deliveries (org_id, webhook_id, created_at, seq) WHERE status = 'cancelled'`.execute(db);
 
       await db.schema
         .createTable('delivery_hourly')

@@ -268,14 +268,15 @@ export function deliveriesRepository(ctx: RepoContext) {
       if (filter.to !== undefined) base = base.where('created_at', '<', filter.to);
       if (filter.deliveryId !== undefined) base = base.where('id', '=', filter.deliveryId);
       if (filter.eventId !== undefined) base = base.where('event_id', '=', filter.eventId);
-      // A literal, not a parameter: only then may SQLite's planner use the partial index on failed rows.
-      if (filter.state === 'failed') base = base.where('status', '=', sql.lit('failed'));
+      // A literal, not a parameter: only then may SQLite's planner use the partial index on those rows.
+      const indexed = filter.state === 'failed' || filter.state === 'cancelled' ? filter.state : null;
+      if (indexed !== null) base = base.where('status', '=', sql.lit(indexed));
       if (position !== null) {
         base = base.where((eb) => eb(eb.refTuple('created_at', 'seq'), newer ? '>' : '<', eb.tuple(position.createdAt, position.seq)));
       }
       base = base.orderBy('created_at', order).orderBy('seq', order);
 
-      const extra = filter.event !== undefined || (filter.state !== undefined && filter.state !== 'failed');
+      const extra = filter.event !== undefined || (filter.state !== undefined && indexed === null);
       let rows: DeliveryRow[];
       let scannedTo: HistoryPosition | null = null;
       if (!extra) {
@@ -285,7 +286,6 @@ export function deliveriesRepository(ctx: RepoContext) {
         if (filter.event !== undefined) matches = matches.where('event_type', '=', filter.event);
         switch (filter.state) {
           case 'delivered':
-          case 'cancelled':
             matches = matches.where('status', '=', filter.state);
             break;
           case 'pending':
@@ -402,6 +402,20 @@ export function deliveriesRepository(ctx: RepoContext) {
         .limit(limit)
         .execute();
       return rows.map((r) => r.id);
+    },
+
+    /** How many failed deliveries `failedSince` would find, counted in the partial index alone, at most `cap`. */
+    async countFailedSince(orgId: string, webhookId: string, since: number, cap: number): Promise<number> {
+      const capped = db
+        .selectFrom('deliveries')
+        .select(sql.lit(1).as('one'))
+        .where('org_id', '=', orgId)
+        .where('webhook_id', '=', webhookId)
+        .where('status', '=', sql.lit('failed'))
+        .where('created_at', '>=', since)
+        .limit(cap);
+      const row = await db.selectFrom(capped.as('f')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
+      return Number(row?.n ?? 0);
     },
 
     /** Re-queues those of `deliveryIds` that are still failed for a replay attempt; returns the ids re-queued. */

@@ -8,6 +8,7 @@ import type { DashboardCookies } from './cookies.js';
 import { csrfToken } from './csrf.js';
 import { renderPage } from './render.js';
 import type { Viewer } from './views/layout.js';
+import { hasControlCharacter } from '../../lib/text.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -70,8 +71,7 @@ export function seeOther(reply: FastifyReply, location: string): FastifyReply {
 export function safeDashboardPath(value: unknown): string | null {
   if (typeof value !== 'string' || value.length > 2048) return null;
   if (!/^\/dashboard(?:[/?#]|$)/.test(value) || value.includes('\\') || value.startsWith('//')) return null;
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) return null;
+  if (hasControlCharacter(value)) return null;
   return value;
 }
 
