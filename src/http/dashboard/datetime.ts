@@ -1,3 +1,4 @@
+import type { ErrorDetail } from '../../errors.js';
 import { toIso } from '../../lib/time.js';
 
 // datetime-local sends `2026-01-31T14:30` (seconds when the step allows them); a space or a trailing Z,
@@ -27,4 +28,16 @@ export function parseUtcDateTime(value: string): number | null {
 /** An instant as a datetime-local value in UTC, to the minute: what the fields above read back. */
 export function utcDateTimeValue(ms: number): string {
   return toIso(ms).slice(0, 16);
+}
+
+/**
+ * A filter form's time field read as UTC: undefined when empty; when it cannot be read, undefined and a
+ * problem naming the field added to `details`.
+ */
+export function readTimeField<F extends string>(text: Partial<Record<F, string>>, field: F, details: ErrorDetail[]): number | undefined {
+  const value = text[field];
+  if (value === undefined) return undefined;
+  const at = parseUtcDateTime(value);
+  if (at === null) details.push({ field, message: 'must be a date and time, such as 2026-01-31T14:30' });
+  return at ?? undefined;
 }

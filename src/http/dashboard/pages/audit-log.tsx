@@ -6,7 +6,7 @@ import { assertCanReadAudit, type AuditEntryView, type AuditExportFormat, type A
 import type { PageResult } from '../../../services/pagination.js';
 import type { AppDeps } from '../../app.js';
 import { pageContext, pageRefusal, sendPage, type PageContext } from '../context.js';
-import { parseUtcDateTime } from '../datetime.js';
+import { readTimeField } from '../datetime.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
@@ -61,13 +61,7 @@ const filterText = (values: Partial<Record<string, string | undefined>>): Filter
  */
 function toFilter(actor: Actor, text: FilterText): AuditListFilter {
   const details: ErrorDetail[] = [];
-  const time = (field: 'from' | 'to') => {
-    const value = text[field];
-    if (value === undefined) return undefined;
-    const at = parseUtcDateTime(value);
-    if (at === null) details.push({ field, message: 'must be a date and time, such as 2026-01-31T14:30' });
-    return at ?? undefined;
-  };
+  const time = (field: 'from' | 'to') => readTimeField(text, field, details);
   const filter: AuditListFilter = { action: text.action, actor: text.actor, target: text.target, from: time('from'), to: time('to') };
   if (details.length > 0) {
     assertCanReadAudit(actor);

@@ -11,7 +11,7 @@ import { MAX_BULK_REPLAY, type ReplayJob, type ReplayPreview } from '../../../se
 import type { Webhook } from '../../../services/webhooks-service.js';
 import type { AppDeps } from '../../app.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
-import { parseUtcDateTime, utcDateTimeValue } from '../datetime.js';
+import { parseUtcDateTime, readTimeField, utcDateTimeValue } from '../datetime.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
@@ -79,13 +79,7 @@ const isEvent = (value: string): value is EventType => (EVENT_TYPES as readonly 
  */
 function toFilter(text: FilterText): HistoryFilterInput {
   const details: ErrorDetail[] = [];
-  const time = (field: 'from' | 'to') => {
-    const value = text[field];
-    if (value === undefined) return undefined;
-    const at = parseUtcDateTime(value);
-    if (at === null) details.push({ field, message: 'must be a date and time, such as 2026-01-31T14:30' });
-    return at ?? undefined;
-  };
+  const time = (field: 'from' | 'to') => readTimeField(text, field, details);
   const filter: HistoryFilterInput = { from: time('from'), to: time('to'), id: text.id };
   if (text.status !== undefined) {
     if (isState(text.status)) filter.status = text.status;
