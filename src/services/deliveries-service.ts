@@ -6,6 +6,7 @@ import type { Store } from '../db/store.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
 import type { EventType } from './events.js';
+import { requireWebhook } from './webhooks-service.js';
 
 export type { HistoryState } from '../db/repositories/deliveries-repo.js';
 
@@ -172,10 +173,6 @@ export interface DeliveriesServiceDeps {
  * marks the delivery delivered (also a permanently failed one), failure leaves it failed with no retries.
  */
 export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps) {
-  async function requireWebhook(orgId: string, webhookId: string): Promise<void> {
-    if (!(await store.repos.webhooks.findById(orgId, webhookId))) throw errors.notFound('webhook');
-  }
-
   async function requireDelivery(orgId: string, webhookId: string | null, deliveryId: string): Promise<DeliveryRow> {
     const row = await store.repos.deliveries.findById(orgId, deliveryId);
     if (!row || (webhookId !== null && row.webhook_id !== webhookId)) throw errors.notFound('delivery');
@@ -194,7 +191,7 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
       const { orgId } = actor;
       const { direction, position: from } = decodeHistoryCursor(request.cursor);
       const filter = toHistoryFilter(request.filter ?? {});
-      await requireWebhook(orgId, webhookId);
+      await requireWebhook(store.repos, orgId, webhookId);
       const page = await store.repos.deliveries.historyPage(orgId, webhookId, {
         filter,
         limit: request.limit,
@@ -225,7 +222,7 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
     async get(actor: Actor, webhookId: string | null, deliveryId: string): Promise<DeliveryDetail> {
       authorize(actor, 'webhooks', 'read');
       const { orgId } = actor;
-      if (webhookId !== null) await requireWebhook(orgId, webhookId);
+      if (webhookId !== null) await requireWebhook(store.repos, orgId, webhookId);
       const row = await requireDelivery(orgId, webhookId, deliveryId);
       const [attempts, event] = await Promise.all([
         store.repos.deliveries.listAttempts(orgId, deliveryId),
@@ -241,7 +238,7 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
       authorize(actor, 'webhooks', 'create');
       const { orgId } = actor;
       // Addressed through a subscription (the API's route), a deleted one is not found, as for reading.
-      if (webhookId !== null) await requireWebhook(orgId, webhookId);
+      if (webhookId !== null) await requireWebhook(store.repos, orgId, webhookId);
       const row = await requireDelivery(orgId, webhookId, deliveryId);
       if (webhookId === null && !(await store.repos.webhooks.findById(orgId, row.webhook_id))) {
         throw errors.conflict('the subscription of this delivery was deleted; it cannot be replayed');

@@ -1,7 +1,7 @@
 import type { Store } from '../db/store.js';
-import { errors } from '../errors.js';
 import { HOUR_MS, toIso, type Clock } from '../lib/time.js';
 import { authorize, type Actor } from './actor.js';
+import { requireWebhook } from './webhooks-service.js';
 
 /** The chart's window: the current UTC hour and the 23 before it. */
 export const HEALTH_HOURS = 24;
@@ -38,7 +38,7 @@ export function createDeliveryStatsService({ store, clock }: { store: Store; clo
     async hourly(actor: Actor, options: { webhookId?: string | undefined } = {}): Promise<DeliveryHealth> {
       authorize(actor, 'webhooks', 'read');
       const webhookId = options.webhookId ?? null;
-      if (webhookId !== null && !(await store.repos.webhooks.findById(actor.orgId, webhookId))) throw errors.notFound('webhook');
+      if (webhookId !== null) await requireWebhook(store.repos, actor.orgId, webhookId);
       const lastHour = Math.floor(clock.now() / HOUR_MS);
       const firstHour = lastHour - HEALTH_HOURS + 1;
       const rows = await store.repos.deliveries.hourlyOutcomes(actor.orgId, firstHour, lastHour + 1, webhookId);

@@ -5,6 +5,7 @@ import type { ReplayJobRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
+import { requireWebhook } from './webhooks-service.js';
 
 /** The most deliveries one bulk replay takes (DASHBOARD 6); a second request takes the next ones. */
 export const MAX_BULK_REPLAY = 10_000;
@@ -55,10 +56,6 @@ function requireSince(since: number): void {
  * open for it and progress is visible while it runs. The re-queued deliveries are ordinary replays.
  */
 export function createReplayJobsService({ store, clock }: { store: Store; clock: Clock }) {
-  async function requireWebhook(orgId: string, webhookId: string): Promise<void> {
-    if (!(await store.repos.webhooks.findById(orgId, webhookId))) throw errors.notFound('webhook');
-  }
-
   async function toJob(row: ReplayJobRow): Promise<ReplayJob> {
     const outcomes = await store.repos.replayJobs.outcomes(row.org_id, row.id);
     return {
@@ -84,7 +81,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
     async preview(actor: Actor, webhookId: string, since: number): Promise<ReplayPreview> {
       authorize(actor, 'webhooks', 'create');
       requireSince(since);
-      await requireWebhook(actor.orgId, webhookId);
+      await requireWebhook(store.repos, actor.orgId, webhookId);
       const found = await store.repos.deliveries.countFailedSince(actor.orgId, webhookId, since, MAX_BULK_REPLAY + 1);
       return { count: Math.min(found, MAX_BULK_REPLAY), more: found > MAX_BULK_REPLAY };
     },
@@ -95,7 +92,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
       const { orgId } = actor;
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
-        if (!(await repos.webhooks.findById(orgId, webhookId))) throw errors.notFound('webhook');
+        await requireWebhook(repos, orgId, webhookId);
         const found = await repos.deliveries.failedSince(orgId, webhookId, since, MAX_BULK_REPLAY + 1);
         const ids = found.slice(0, MAX_BULK_REPLAY);
         const job: ReplayJobRow = {
@@ -127,7 +124,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
 
     async get(actor: Actor, webhookId: string, jobId: string): Promise<ReplayJob> {
       authorize(actor, 'webhooks', 'read');
-      await requireWebhook(actor.orgId, webhookId);
+      await requireWebhook(store.repos, actor.orgId, webhookId);
       const row = await store.repos.replayJobs.findById(actor.orgId, webhookId, jobId);
       if (!row) throw errors.notFound('replay job');
       return toJob(row);

@@ -2,6 +2,7 @@ import { errors, fieldError } from '../errors.js';
 import { newId, randomToken } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
 import type { WebhookRow } from '../db/schema.js';
+import type { Repositories } from '../db/repositories/index.js';
 import type { Store } from '../db/store.js';
 import { assertPublicWebhookUrl, SsrfBlockedError } from '../delivery/ssrf.js';
 import { authorize, type Actor } from './actor.js';
@@ -36,6 +37,13 @@ export function toWebhook(row: WebhookRow): Webhook {
     status: 'active',
     created_at: toIso(row.created_at),
   };
+}
+
+/** The organisation's subscription, or a 404: every service that works under a subscription starts here. */
+export async function requireWebhook(repos: Repositories, orgId: string, webhookId: string): Promise<WebhookRow> {
+  const row = await repos.webhooks.findById(orgId, webhookId);
+  if (!row) throw errors.notFound('webhook');
+  return row;
 }
 
 /** Whitespace and control characters are refused rather than silently stripped by the URL parser. */
@@ -89,9 +97,7 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks }: We
     /** One subscription of the actor's organisation (never its secret); another organisation's is a 404. */
     async get(actor: Actor, webhookId: string): Promise<Webhook> {
       authorize(actor, 'webhooks', 'read');
-      const row = await store.repos.webhooks.findById(actor.orgId, webhookId);
-      if (!row) throw errors.notFound('webhook');
-      return toWebhook(row);
+      return toWebhook(await requireWebhook(store.repos, actor.orgId, webhookId));
     },
 
     async create(actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
