@@ -32,6 +32,12 @@ export interface Config {
   readonly authFailureLimitPerMinute: number;
   /** How many days audit log entries are kept before they may be deleted. */
   readonly auditRetentionDays: number;
+  /** Steps per workflow (at most the contract's 20). */
+  readonly workflowMaxSteps: number;
+  /** Queued, running and waiting workflow runs per organisation. */
+  readonly workflowMaxActiveRuns: number;
+  /** How long a worker holds a claimed workflow run before another worker may take it (a killed worker's runs wait this long). */
+  readonly workflowLeaseMs: number;
   readonly logLevel: string;
   readonly trustProxy: boolean;
 }
@@ -168,6 +174,9 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, 1, 100_000_000),
     authFailureLimitPerMinute: readInt(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 180, 1, 36_500),
+    workflowMaxSteps: readInt(env, 'WORKFLOW_MAX_STEPS', 20, 1, 20),
+    workflowMaxActiveRuns: readInt(env, 'WORKFLOW_MAX_ACTIVE_RUNS', 1000, 1, 10_000_000),
+    workflowLeaseMs: readDuration(env, 'WORKFLOW_LEASE', '30s', 1000),
     logLevel,
     trustProxy: readBool(env, 'TRUST_PROXY', false),
   });

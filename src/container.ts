@@ -25,6 +25,7 @@ import { createInvitationsService } from './services/invitations-service.js';
 import { createOrganizationsService } from './services/organizations-service.js';
 import { createProjectsService } from './services/projects-service.js';
 import { createSessionsService } from './services/sessions-service.js';
+import { createRunsService } from './services/runs-service.js';
 import { createTasksService } from './services/tasks-service.js';
 import { createUsersService } from './services/users-service.js';
 import { createWebhooksService } from './services/webhooks-service.js';
@@ -118,8 +119,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
     webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
     deliveries: createDeliveriesService({ store, clock }),
     replayJobs: createReplayJobsService({ store, clock }),
-    workflows: createWorkflowsService({ store, clock }),
+    workflows: createWorkflowsService({ store, clock, limits: { maxSteps: config.workflowMaxSteps, maxActiveRuns: config.workflowMaxActiveRuns } }),
     tasks: createTasksService({ store, clock }),
+    runs: createRunsService({ store, clock }),
     audit: createAuditService({ store, clock, retentionMs: config.auditRetentionDays * 86_400_000 }),
     sessions,
     organizations: createOrganizationsService({ store }),

@@ -4,6 +4,8 @@ import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
 import { isGroup } from '../src/cli/command.js';
 import { registry } from '../src/cli/main.js';
+import { cliActor } from '../src/services/actor.js';
+import type { RunDetail } from '../src/services/runs-view.js';
 import { cliJson, createCliWorld, runCli, startServe, type ServeProcess } from './helpers/cli.js';
 import { testDialects } from './helpers/test-env.js';
 
@@ -98,6 +100,36 @@ describe('cli arguments', () => {
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.stderr).toContain(message);
     });
+  });
+  it('workflow, run and task commands exit 2 for bad --steps JSON, a bad --due, missing options and conflicting flags', async () => {
+    const create = ['workflow', 'create', '--org', 'org_x', '--project', 'proj_x', '--name', 'W', '--steps'];
+    const cases: Array<[string[], string]> = [
+      [[...create, '[{"type":"task"'], '--steps is not valid JSON'],
+      [[...create, '{"type":"task"}'], '--steps must be a JSON array of steps'],
+      [[...create, '["task"]'], 'steps[0] must be an object'],
+      [[...create, '[{"type":"task","title":"A"},{"type":"wait","time":"1h"}]'], 'steps[1] has an unknown field "time"'],
+      [[...create, '[{"type":"wait","duration":3600}]'], 'steps[0].duration must be a string'],
+      [['workflow', 'create', '--org', 'org_x', '--project', 'proj_x'], 'missing required option --name'],
+      [['workflow', 'show', '--org', 'org_x'], 'missing argument WORKFLOW_ID'],
+      [['workflow', 'run', 'wf_x'], 'missing required option --org'],
+      [['run', 'show', 'run_x'], 'missing required option --org'],
+      [['run', 'cancel', '--org', 'org_x'], 'missing argument RUN_ID'],
+      [['task', 'create', '--org', 'org_x', '--project', 'proj_x', '--title', 'T', '--due', '2026-02-30'], '--due must be a date'],
+      [['task', 'assign', 'task_x', '--org', 'org_x'], 'give --user USER or --unassign'],
+      [['task', 'assign', 'task_x', '--org', 'org_x', '--user', 'user_x', '--unassign'], '--user and --unassign cannot be given together'],
+      [['task', 'done', 'task_x', '--org', 'org_x', '--reason', 'why'], '--reason goes with --reject'],
+      [['task', 'cancel', 'task_x'], 'missing required option --org'],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli(args, env)));
+    results.forEach((res, i) => {
+      const [args, message] = cases[i]!;
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.stderr, args.join(' ')).toContain(message);
+      expect(res.stdout).toBe('');
+    });
+    const json = await runCli([...create, 'not json', '--json'], env);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ error: { code: 'invalid_arguments', message: expect.stringContaining('--steps is not valid JSON') } });
   });
 });
 
@@ -284,9 +316,41 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
     expect(revoke.stderr).toContain('not found');
   });
 
-  it('workflow and task stand-ins produce workflow.completed, workflow.failed and task.assigned events', async () => {
-    const org = await newOrg('Events Co', 'owner-e@example.com');
-    const orgId = org.organization.id;
+  /**
+   * Moves runs on as a worker would (the CLI only queues them; `serve` and `worker` run the engine) until
+   * `done` holds for the run. The suite's `serve`, when up, may advance a run first: either way it settles.
+   */
+  async function settleRun(orgId: string, runId: string, done: (run: RunDetail) => boolean): Promise<RunDetail> {
+    const container = await createContainer(loadConfig(world.env), { logger: pino({ level: 'silent' }) });
+    try {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        for (const key of await container.services.runs.claimDue('cli-test', 30_000, 10)) await container.services.runs.advance('cli-test', key);
+        const run = await container.services.runs.get(cliActor(orgId), runId);
+        if (done(run)) return run;
+        if (Date.now() > deadline) throw new Error(`run ${runId} did not settle: ${JSON.stringify(run)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await container.close();
+    }
+  }
+
+  /** The event data of every delivery of a subscription, read through `deliveries list` and `deliveries show`. */
+  async function deliveredData(orgId: string, webhookId: string): Promise<Array<{ event: string; data: Record<string, unknown> }>> {
+    const list = await cliJson(['deliveries', 'list', '--org', orgId, '--webhook', webhookId], world.env);
+    const shown = await Promise.all(list.data.map((d: { id: string }) => cliJson(['deliveries', 'show', d.id, '--org', orgId], world.env)));
+    return shown.map((detail) => {
+      const body = JSON.parse(detail.payload);
+      return { event: body.event, data: body.data };
+    });
+  }
+
+  /** An organisation with a member, a project and a subscription to the workflow and task events. */
+  async function workflowWorld(name: string) {
+    const org = await newOrg(name, `owner@${name.toLowerCase().replace(/\W/g, '')}.example.com`);
+    const orgId: string = org.organization.id;
+    const member = await cliJson(['user', 'add', '--org', orgId, '--email', 'mia@example.com', '--role', 'member', '--name', 'Mia'], world.env);
     const server = await served();
     const project = await api(server, 'POST', '/v1/projects', org.api_key.key, { name: 'Pipeline' });
     expect(project.status).toBe(201);
@@ -295,37 +359,228 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
       events: ['workflow.completed', 'workflow.failed', 'task.assigned'],
     });
     expect(hook.status).toBe(201);
+    return { orgId, ownerId: org.owner.id as string, memberId: member.id as string, projectId: project.body.id as string, hookId: hook.body.id as string };
+  }
 
-    const workflow = await cliJson(['workflow', 'create', '--org', orgId, '--project', project.body.id, '--name', 'Build'], world.env);
-    expect(workflow).toMatchObject({ id: expect.stringMatching(/^wf_/), project_id: project.body.id, name: 'Build', status: 'pending' });
-    expect(await cliJson(['workflow', 'complete', '--org', orgId, workflow.id], world.env)).toMatchObject({ id: workflow.id, status: 'completed' });
-    expect(await cliJson(['workflow', 'fail', '--org', orgId, workflow.id, '--error', 'disk full'], world.env)).toMatchObject({ status: 'failed' });
+  it('workflow create with steps, workflow run, task done: the run completes and task.assigned / workflow.completed carry their data', async () => {
+    const { orgId, ownerId, memberId, projectId, hookId } = await workflowWorld('Flow Co');
+    const steps = [
+      { type: 'task', title: 'Draft', assignee_id: memberId, due_in: '1d' },
+      { type: 'approval', title: 'Sign off', assignee_id: ownerId },
+    ];
+    const workflow = await cliJson(
+      ['workflow', 'create', '--org', orgId, '--project', projectId, '--name', 'Review', '--description', 'Two steps', '--steps', JSON.stringify(steps)],
+      world.env,
+    );
+    expect(workflow).toEqual({
+      id: expect.stringMatching(/^wf_/),
+      project_id: projectId,
+      name: 'Review',
+      description: 'Two steps',
+      version: 1,
+      steps: [
+        { id: expect.stringMatching(/^step_/), type: 'task', title: 'Draft', assignee_id: memberId, due_in_ms: 86_400_000, duration_ms: null },
+        { id: expect.stringMatching(/^step_/), type: 'approval', title: 'Sign off', assignee_id: ownerId, due_in_ms: null, duration_ms: null },
+      ],
+      created_at: expect.any(String),
+      updated_at: workflow.created_at,
+    });
 
-    const task = await cliJson(['task', 'create', '--org', orgId, '--project', project.body.id, '--title', 'Review'], world.env);
-    expect(task).toMatchObject({ id: expect.stringMatching(/^task_/), project_id: project.body.id, title: 'Review', assignee_id: null });
-    const assigned = await cliJson(['task', 'assign', '--org', orgId, task.id, '--user', org.owner.id], world.env);
-    expect(assigned).toMatchObject({ id: task.id, assignee_id: org.owner.id });
+    const run = await cliJson(['workflow', 'run', workflow.id, '--org', orgId], world.env);
+    expect(run).toMatchObject({
+      id: expect.stringMatching(/^run_/),
+      workflow_id: workflow.id,
+      project_id: projectId,
+      workflow_name: 'Review',
+      workflow_version: 1,
+      current_step: 1,
+      step_count: 2,
+      started_by: null,
+      started_by_label: 'cli',
+      status: 'queued',
+      error: null,
+      error_code: null,
+    });
 
-    const deliveries = await api(server, 'GET', `/v1/webhooks/${hook.body.id}/deliveries`, org.api_key.key);
-    expect(deliveries.status).toBe(200);
-    expect(deliveries.body.data.map((d: { event_type: string }) => d.event_type).sort()).toEqual(['task.assigned', 'workflow.completed', 'workflow.failed']);
-    const failed = deliveries.body.data.find((d: { event_type: string }) => d.event_type === 'workflow.failed');
-    const detail = await api(server, 'GET', `/v1/webhooks/${hook.body.id}/deliveries/${failed.id}`, org.api_key.key);
-    expect(JSON.parse(detail.body.payload).data).toEqual({ workflow_id: workflow.id, project_id: project.body.id, status: 'failed', error: 'disk full' });
+    await settleRun(orgId, run.id, (r) => r.steps[0]!.task_id !== null);
+    const waiting = await cliJson(['run', 'show', run.id, '--org', orgId], world.env);
+    expect(waiting).toMatchObject({ id: run.id, status: 'waiting', current_step: 1 });
+    expect(waiting.steps[0]).toMatchObject({ number: 1, type: 'task', status: 'waiting', task: { status: 'open', assignee_id: memberId, decision: null } });
+    expect(waiting.steps[1]).toMatchObject({ number: 2, type: 'approval', status: 'pending', task_id: null, task: null });
+    const draftId: string = waiting.steps[0].task_id;
+
+    const done = await cliJson(['task', 'done', draftId, '--org', orgId], world.env);
+    expect(done).toMatchObject({ id: draftId, kind: 'todo', status: 'done', decision: null, run_id: run.id, run_step: 1, completed_by: null });
+
+    const atApproval = await settleRun(orgId, run.id, (r) => r.steps[1]!.task_id !== null);
+    const approvalId = atApproval.steps[1]!.task_id!;
+    const approved = await cliJson(['task', 'done', approvalId, '--org', orgId], world.env);
+    expect(approved).toMatchObject({ id: approvalId, kind: 'approval', status: 'done', decision: 'approved', run_step: 2 });
+
+    await settleRun(orgId, run.id, (r) => r.status === 'completed');
+    const finished = await cliJson(['run', 'show', run.id, '--org', orgId], world.env);
+    expect(finished).toMatchObject({ status: 'completed', error: null, error_code: null, finished_at: expect.any(String) });
+    expect(finished.steps.map((s: { status: string; outcome: string }) => [s.status, s.outcome])).toEqual([['completed', 'done'], ['completed', 'approved']]);
+
+    const shown = await cliJson(['workflow', 'show', workflow.id, '--org', orgId], world.env);
+    expect(shown).toEqual({ ...workflow, runs: [expect.objectContaining({ id: run.id, status: 'completed' })] });
+
+    const delivered = await deliveredData(orgId, hookId);
+    expect(delivered.map((d) => d.event).sort()).toEqual(['task.assigned', 'task.assigned', 'workflow.completed']);
+    const assigned = (taskId: string) => delivered.find((d) => d.event === 'task.assigned' && d.data.task_id === taskId)?.data;
+    const draftStart = Date.parse(finished.steps[0].started_at);
+    expect(assigned(draftId)).toEqual({
+      task_id: draftId,
+      project_id: projectId,
+      title: 'Draft',
+      assignee_id: memberId,
+      previous_assignee_id: null,
+      assigned_by: null,
+      workflow_id: workflow.id,
+      run_id: run.id,
+      due_at: new Date(draftStart + 86_400_000).toISOString(),
+    });
+    expect(assigned(approvalId)).toEqual({
+      task_id: approvalId,
+      project_id: projectId,
+      title: 'Sign off',
+      assignee_id: ownerId,
+      previous_assignee_id: null,
+      assigned_by: null,
+      workflow_id: workflow.id,
+      run_id: run.id,
+      due_at: null,
+    });
+    expect(delivered.find((d) => d.event === 'workflow.completed')!.data).toEqual({
+      workflow_id: workflow.id,
+      project_id: projectId,
+      run_id: run.id,
+      status: 'completed',
+      started_at: finished.started_at,
+      finished_at: finished.finished_at,
+    });
   });
 
-  it('workflow and task stand-ins exit 1 for unknown ids and 2 for a missing --error', async () => {
+  it('task create, assign, unassign and cancel; run cancel fails the run with workflow.failed (error_code cancelled)', async () => {
+    const { orgId, ownerId, memberId, projectId, hookId } = await workflowWorld('Cancel Co');
+    const task = await cliJson(
+      ['task', 'create', '--org', orgId, '--project', projectId, '--title', 'Fuel', '--description', 'By hand', '--assignee', memberId, '--due', '2026-12-31'],
+      world.env,
+    );
+    expect(task).toEqual({
+      id: expect.stringMatching(/^task_/),
+      project_id: projectId,
+      workflow_id: null,
+      run_id: null,
+      run_step: null,
+      title: 'Fuel',
+      description: 'By hand',
+      kind: 'todo',
+      status: 'open',
+      decision: null,
+      assignee_id: memberId,
+      due_at: '2026-12-31T23:59:59.999Z',
+      completed_by: null,
+      completed_at: null,
+      created_at: expect.any(String),
+      updated_at: task.created_at,
+    });
+    const reassigned = await cliJson(['task', 'assign', task.id, '--org', orgId, '--user', ownerId], world.env);
+    expect(reassigned).toMatchObject({ id: task.id, assignee_id: ownerId });
+    // The same assignee again changes nothing (and, below, fires nothing).
+    expect(await cliJson(['task', 'assign', task.id, '--org', orgId, '--user', ownerId], world.env)).toEqual(reassigned);
+    expect(await cliJson(['task', 'assign', task.id, '--org', orgId, '--unassign'], world.env)).toMatchObject({ id: task.id, assignee_id: null });
+    const cancelledTask = await cliJson(['task', 'cancel', task.id, '--org', orgId, '--reason', 'not needed'], world.env);
+    expect(cancelledTask).toMatchObject({ id: task.id, status: 'cancelled', decision: null, completed_at: expect.any(String) });
+
+    const workflow = await cliJson(
+      ['workflow', 'create', '--org', orgId, '--project', projectId, '--name', 'Gate', '--steps', '[{"type":"approval","title":"Go?"}]'],
+      world.env,
+    );
+    const run = await cliJson(['workflow', 'run', workflow.id, '--org', orgId], world.env);
+    const waiting = await settleRun(orgId, run.id, (r) => r.status === 'waiting' && r.steps[0]!.task_id !== null);
+    const approvalId = waiting.steps[0]!.task_id!;
+
+    const cancelled = await cliJson(['run', 'cancel', run.id, '--org', orgId], world.env);
+    expect(cancelled).toMatchObject({ id: run.id, status: 'cancelled', error: 'Run cancelled by cli', error_code: 'cancelled', finished_at: expect.any(String) });
+    const shown = await cliJson(['run', 'show', run.id, '--org', orgId], world.env);
+    expect(shown.steps[0].task).toMatchObject({ status: 'cancelled' });
+
+    const [again, lateDecision] = await Promise.all([
+      runCli(['run', 'cancel', run.id, '--org', orgId, '--json'], world.env),
+      runCli(['task', 'done', approvalId, '--org', orgId, '--json'], world.env),
+    ]);
+    for (const res of [again, lateDecision]) {
+      expect(res.code).toBe(1);
+      expect(JSON.parse(res.stdout).error.code).toBe('conflict');
+    }
+    expect(again.stderr).toContain('this run has already been cancelled');
+
+    const delivered = await deliveredData(orgId, hookId);
+    expect(delivered.map((d) => d.event).sort()).toEqual(['task.assigned', 'task.assigned', 'workflow.failed']);
+    const assignments = delivered.filter((d) => d.event === 'task.assigned').map((d) => d.data);
+    const base = { task_id: task.id, project_id: projectId, title: 'Fuel', assigned_by: null, workflow_id: null, run_id: null, due_at: '2026-12-31T23:59:59.999Z' };
+    expect(assignments).toEqual(
+      expect.arrayContaining([
+        { ...base, assignee_id: memberId, previous_assignee_id: null },
+        { ...base, assignee_id: ownerId, previous_assignee_id: memberId },
+      ]),
+    );
+    expect(delivered.find((d) => d.event === 'workflow.failed')!.data).toEqual({
+      workflow_id: workflow.id,
+      project_id: projectId,
+      run_id: run.id,
+      status: 'failed',
+      started_at: shown.started_at,
+      finished_at: cancelled.finished_at,
+      error: 'Run cancelled by cli',
+      error_code: 'cancelled',
+    });
+  });
+
+  it('workflow, run and task commands exit 1 for unknown ids, refused changes (409) and invalid steps', async () => {
     const org = await newOrg('Missing Co', 'owner-m@example.com');
     const orgId = org.organization.id;
-    const unknownWorkflow = await runCli(['workflow', 'complete', '--org', orgId, 'wf_doesnotexist', '--json'], world.env);
-    expect(unknownWorkflow.code).toBe(1);
-    expect(JSON.parse(unknownWorkflow.stdout).error.code).toBe('not_found');
-    const unknownProject = await runCli(['task', 'create', '--org', orgId, '--project', 'proj_doesnotexist', '--title', 'T', '--json'], world.env);
-    expect(unknownProject.code).toBe(1);
-    expect(JSON.parse(unknownProject.stdout).error.code).toBe('not_found');
-    const noError = await runCli(['workflow', 'fail', '--org', orgId, 'wf_x'], world.env);
-    expect(noError.code).toBe(2);
-    expect(noError.stderr).toContain('missing required option --error');
+    const server = await served();
+    const project = await api(server, 'POST', '/v1/projects', org.api_key.key, { name: 'Empty' });
+    const empty = await cliJson(['workflow', 'create', '--org', orgId, '--project', project.body.id, '--name', 'No steps'], world.env);
+    expect(empty.steps).toEqual([]);
+    const todo = await cliJson(['task', 'create', '--org', orgId, '--project', project.body.id, '--title', 'Plain'], world.env);
+
+    const cases: Array<[string[], string]> = [
+      [['workflow', 'show', 'wf_doesnotexist', '--org', orgId], 'not_found'],
+      [['workflow', 'run', 'wf_doesnotexist', '--org', orgId], 'not_found'],
+      [['workflow', 'create', '--org', orgId, '--project', 'proj_doesnotexist', '--name', 'W'], 'not_found'],
+      [['run', 'show', 'run_doesnotexist', '--org', orgId], 'not_found'],
+      [['run', 'cancel', 'run_doesnotexist', '--org', orgId], 'not_found'],
+      [['task', 'create', '--org', orgId, '--project', 'proj_doesnotexist', '--title', 'T'], 'not_found'],
+      [['task', 'assign', 'task_doesnotexist', '--org', orgId, '--user', org.owner.id], 'not_found'],
+      [['task', 'done', 'task_doesnotexist', '--org', orgId], 'not_found'],
+      [['task', 'cancel', 'task_doesnotexist', '--org', orgId], 'not_found'],
+      [['workflow', 'run', empty.id, '--org', orgId], 'conflict'],
+      [['task', 'done', todo.id, '--org', orgId, '--reject'], 'conflict'],
+      [['task', 'assign', todo.id, '--org', orgId, '--user', 'user_doesnotexist'], 'validation_failed'],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli([...args, '--json'], world.env)));
+    results.forEach((res, i) => {
+      const [args, code] = cases[i]!;
+      expect(res.code, args.join(' ')).toBe(1);
+      expect(JSON.parse(res.stdout).error.code, args.join(' ')).toBe(code);
+      expect(res.stderr).toMatch(/^workspace: /);
+    });
+
+    const steps = [{ type: 'task', title: 'Fine' }, { type: 'wait', duration: 'soon' }, { type: 'wait', duration: '1h', assignee_id: org.owner.id }];
+    const invalid = await runCli(['workflow', 'create', '--org', orgId, '--project', project.body.id, '--name', 'W', '--steps', JSON.stringify(steps), '--json'], world.env);
+    expect(invalid.code).toBe(1);
+    expect(JSON.parse(invalid.stdout).error).toMatchObject({
+      code: 'validation_failed',
+      details: [{ field: 'steps[1].duration', message: 'must be a duration such as 30m, 2h, 3d or 1d 12h' }],
+    });
+    expect(invalid.stderr).toContain('steps[1].duration');
+    // Nothing was written by the refused commands.
+    const after = await cliJson(['workflow', 'show', empty.id, '--org', orgId], world.env);
+    expect(after).toEqual({ ...empty, runs: [] });
+    expect(await cliJson(['task', 'assign', todo.id, '--org', orgId, '--unassign'], world.env)).toEqual(todo);
   });
 
   it('a configuration error in a CLI command exits 1 naming the variable', async () => {

@@ -16,6 +16,7 @@ import { deliveriesGroup } from './commands/deliveries.js';
 import { keyGroup } from './commands/key.js';
 import { migrateCommand } from './commands/migrate.js';
 import { orgGroup } from './commands/org.js';
+import { runGroup } from './commands/run.js';
 import { serveCommand, workerCommand } from './commands/server.js';
 import { taskGroup } from './commands/task.js';
 import { userGroup } from './commands/user.js';
@@ -30,6 +31,7 @@ export const registry: readonly CommandEntry[] = [
   userGroup,
   keyGroup,
   workflowGroup,
+  runGroup,
   taskGroup,
   deliveriesGroup,
 ];

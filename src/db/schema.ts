@@ -43,16 +43,40 @@ export interface ProjectsTable {
   updated_at: number;
 }
 
+export type StepKind = 'task' | 'approval' | 'wait';
+
+/** A workflow's step as stored (JSON in `workflows.steps`); a run copies these when it starts. */
+export interface WorkflowStepDefinition {
+  id: string;
+  kind: StepKind;
+  /** Task and Approval: what the task is called. Wait: an optional label. */
+  title: string | null;
+  /** Task: the assignee; Approval: the approver. Null leaves the task unassigned. */
+  assignee_id: string | null;
+  /** Task: the task is due this long after the step starts. */
+  due_in_ms: number | null;
+  /** Wait: how long the step waits. */
+  duration_ms: number | null;
+}
+
 export interface WorkflowsTable {
   seq: Generated<number>;
   id: string;
   org_id: string;
   project_id: string;
   name: string;
-  status: string;
+  description: string | null;
+  /** JSON array of WorkflowStepDefinition, in order. */
+  steps: string;
+  /** Bumped on every edit; a run records the version it copied. */
+  version: number;
   created_at: number;
   updated_at: number;
 }
+
+export type TaskStatus = 'open' | 'done' | 'cancelled';
+export type TaskKind = 'todo' | 'approval';
+export type TaskDecision = 'approved' | 'rejected';
 
 export interface TasksTable {
   seq: Generated<number>;
@@ -60,10 +84,71 @@ export interface TasksTable {
   org_id: string;
   project_id: string;
   workflow_id: string | null;
+  run_id: string | null;
+  /** The run's step (0-based position) this task belongs to. */
+  run_step: number | null;
   title: string;
+  description: string | null;
+  kind: TaskKind;
+  status: TaskStatus;
+  decision: TaskDecision | null;
   assignee_id: string | null;
+  due_at: number | null;
+  completed_by: string | null;
+  completed_at: number | null;
   created_at: number;
   updated_at: number;
+}
+
+export type RunStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+export type RunErrorCode = 'approval_rejected' | 'task_cancelled' | 'cancelled';
+
+export interface WorkflowRunsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  project_id: string;
+  workflow_id: string;
+  /** The workflow's name and version when the run started. */
+  workflow_name: string;
+  workflow_version: number;
+  status: RunStatus;
+  /** 0-based position of the step the run is at. */
+  current_step: number;
+  step_count: number;
+  started_by: string | null;
+  /** How the starter was named at the time (an e-mail, or cli). */
+  started_by_label: string;
+  error: string | null;
+  error_code: RunErrorCode | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  /** When a worker must look at the run next; null while it waits for a person (or has finished). */
+  wake_at: number | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  updated_at: number;
+}
+
+export type RunStepStatus = 'pending' | 'waiting' | 'completed' | 'failed';
+
+export interface WorkflowRunStepsTable {
+  org_id: string;
+  run_id: string;
+  position: number;
+  step_id: string;
+  kind: StepKind;
+  title: string | null;
+  assignee_id: string | null;
+  due_in_ms: number | null;
+  duration_ms: number | null;
+  status: RunStepStatus;
+  /** done, approved, rejected, cancelled (the task's), or elapsed (a Wait). */
+  outcome: string | null;
+  task_id: string | null;
+  started_at: number | null;
+  finished_at: number | null;
 }
 
 export interface ApiKeysTable {
@@ -282,6 +367,8 @@ export interface DB {
   projects: ProjectsTable;
   workflows: WorkflowsTable;
   tasks: TasksTable;
+  workflow_runs: WorkflowRunsTable;
+  workflow_run_steps: WorkflowRunStepsTable;
   api_keys: ApiKeysTable;
   invitations: InvitationsTable;
   webhooks: WebhooksTable;
@@ -313,3 +400,7 @@ export type AuditLogRow = Selectable<AuditLogTable>;
 export type NewProject = Insertable<ProjectsTable>;
 export type ProjectUpdate = Updateable<ProjectsTable>;
 export type ReplayJobRow = Selectable<ReplayJobsTable>;
+export type WorkflowRow = Selectable<WorkflowsTable>;
+export type TaskRow = Selectable<TasksTable>;
+export type RunRow = Selectable<WorkflowRunsTable>;
+export type RunStepRow = Selectable<WorkflowRunStepsTable>;

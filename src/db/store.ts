@@ -6,7 +6,7 @@ import { createRepositories, type Repositories } from './repositories/index.js';
 /**
  * What services see of persistence: repositories on the root connection, and `transaction`, which runs
  * a unit of work on repositories bound to one transaction. Services own transaction boundaries.
- * A unit of work that created pending deliveries (the outbox) wakes the delivery workers once it has
+ * A unit of work that created work for the workers (outbox deliveries, due runs) wakes them once it has
  * committed — never before, so a worker cannot look for rows it is not yet allowed to see, and never
  * after a rollback.
  */
@@ -22,9 +22,9 @@ export function createStore(database: Database, waker?: { wake(): void }): Store
     dialect,
     repos: createRepositories({ db, dialect, direct }),
     async transaction(work) {
-      const unit: UnitOfWork = { deliveriesCreated: 0 };
+      const unit: UnitOfWork = { workCreated: 0 };
       const result = await db.transaction().execute((trx) => work(createRepositories({ db: trx, dialect, unit })));
-      if (unit.deliveriesCreated > 0) waker?.wake();
+      if (unit.workCreated > 0) waker?.wake();
       return result;
     },
   };

@@ -1,17 +1,22 @@
 import type { Container } from '../container.js';
 import { createDeliveryAgent, type DeliveryAgentOptions } from './agent.js';
 import { startReplayRunner } from './replay-runner.js';
+import { startRunEngine, type RunEngineOptions } from '../workflows/run-engine.js';
 import { createDeliveryWorker, type DeliveryWorkerTuning } from './worker.js';
 
 export interface RunningWorker {
   stop(): Promise<void>;
   /** Claims due work at once (tests, and callers that know work was just created elsewhere). */
   kick(): void;
+  /** Workflow step transitions this process has made. */
+  runsAdvanced(): number;
 }
 
 export interface StartDeliveryWorkerOptions extends DeliveryWorkerTuning {
   /** Trusted CA(s) for the receivers, replacing Node's (tests with a self-signed receiver). */
   ca?: DeliveryAgentOptions['ca'];
+  /** The workflow run engine that runs beside the delivery loop. */
+  runs?: RunEngineOptions;
 }
 
 /**
@@ -24,6 +29,8 @@ export async function startDeliveryWorker(container: Container, options: StartDe
   if (store.dialect === 'sqlite') {
     const released = await store.repos.deliveries.releaseAllQueueLeasesAcrossOrgs();
     if (released > 0) logger.warn({ released }, 'delivery worker: returned deliveries claimed by a previous process to the queue');
+    const runsReleased = await container.services.runs.releaseAllLeases();
+    if (runsReleased > 0) logger.warn({ released: runsReleased }, 'run engine: returned runs claimed by a previous process to the queue');
   }
   const dispatcher = createDeliveryAgent({
     allowPrivateNetworks: config.webhookAllowPrivateNetworks,
@@ -50,13 +57,20 @@ export async function startDeliveryWorker(container: Container, options: StartDe
     options,
   );
   const replays = startReplayRunner({ replayJobs: container.services.replayJobs, waker: container.waker, logger, pollMs: options.pollIntervalMs });
+  const runEngine = startRunEngine(
+    { runs: container.services.runs, waker: container.waker, logger, clock: container.clock, parallelDefault: store.dialect === 'postgres' ? 8 : 1 },
+    { leaseMs: config.workflowLeaseMs, ...(options.pollIntervalMs !== undefined ? { pollMs: options.pollIntervalMs } : {}), ...options.runs },
+  );
   logger.info({ concurrency: config.webhookConcurrency, per_subscription: config.webhookPerSubscriptionConcurrency }, 'delivery worker started');
   return {
     kick: () => {
       worker.kick();
       replays.kick();
+      runEngine.kick();
     },
+    runsAdvanced: () => runEngine.advanced(),
     async stop() {
+      await runEngine.stop();
       await replays.stop();
       await worker.stop();
       await dispatcher.close();

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Signal } from '../lib/signal.js';
+import { createCoalescedRunner } from '../lib/wake-timer.js';
 import type { ReplayJobsService } from '../services/replay-jobs-service.js';
 
 export interface ReplayRunner {
@@ -17,32 +18,17 @@ export interface ReplayRunner {
 export function startReplayRunner(deps: { replayJobs: ReplayJobsService; waker: Signal; logger: FastifyBaseLogger; pollMs?: number }): ReplayRunner {
   const { replayJobs, waker, logger } = deps;
   const pollMs = deps.pollMs ?? 1000;
-  let running: Promise<void> | null = null;
-  let again = false;
   let stopped = false;
 
   async function drain(): Promise<void> {
-    do {
-      again = false;
-      while (!stopped && (await replayJobs.runBatch()) > 0) {
-        // Yield between batches: other work on this process (and on SQLite, other writers) goes on.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    } while (again && !stopped);
+    while (!stopped && (await replayJobs.runBatch()) > 0) {
+      // Yield between batches: other work on this process (and on SQLite, other writers) goes on.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
-  function kick(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = drain()
-      .catch((err: unknown) => logger.error({ err }, 'replay runner: a batch failed; retrying at the next poll'))
-      .finally(() => {
-        running = null;
-      });
-  }
+  const runner = createCoalescedRunner(drain, (err) => logger.error({ err }, 'replay runner: a batch failed; retrying at the next poll'), () => stopped);
+  const kick = runner.kick;
 
   const unsubscribe = waker.subscribe(kick);
   const timer = setInterval(kick, pollMs);
@@ -55,7 +41,7 @@ export function startReplayRunner(deps: { replayJobs: ReplayJobsService; waker: 
       stopped = true;
       unsubscribe();
       clearInterval(timer);
-      await running;
+      await runner.idle();
     },
   };
 }

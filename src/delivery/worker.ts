@@ -10,6 +10,7 @@ import type { Signal } from '../lib/signal.js';
 import type { AttemptOutcome } from '../lib/metrics.js';
 import { HOUR_MS, type Clock } from '../lib/time.js';
 import { sendAttempt, type AttemptResult } from './sender.js';
+import { createWakeTimer } from '../lib/wake-timer.js';
 
 /** Hours of the attempts-per-hour roll-up kept (31 days). */
 const HOURLY_RETENTION_HOURS = 31 * 24;
@@ -75,23 +76,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   let stopping = false;
   let pumping = false;
   let pumpAgain = false;
-  let timer: NodeJS.Timeout | null = null;
-  let timerAt = Infinity;
+  const timer = createWakeTimer(() => kick());
+  const arm = (delayMs: number) => timer.arm(delayMs);
 
   const saturated = () => [...perWebhook].filter(([, n]) => n >= perWebhookLimit).map(([id]) => id);
-
-  function arm(delayMs: number): void {
-    const at = Date.now() + delayMs;
-    if (timer && timerAt <= at) return;
-    if (timer) clearTimeout(timer);
-    timerAt = at;
-    timer = setTimeout(() => {
-      timer = null;
-      timerAt = Infinity;
-      kick();
-    }, delayMs);
-    timer.unref?.();
-  }
 
   function kick(): void {
     if (stopping) return;
@@ -285,7 +273,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
       unsubscribe();
       clearTimeout(firstPrune);
       clearInterval(pruneTimer);
-      if (timer) clearTimeout(timer);
+      timer.clear();
       // Attempts under way finish (each is bounded by WEBHOOK_TIMEOUT) and record their outcome.
       while (running.size > 0 || pumping) {
         await Promise.allSettled([...running]);

@@ -21,6 +21,7 @@ export type AuditAction =
   | 'task.created'
   | 'task.assigned'
   | 'task.completed'
+  | 'task.cancelled'
   | 'member.invited'
   | 'member.added'
   | 'member.role_changed'

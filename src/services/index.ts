@@ -12,6 +12,7 @@ import type { OrganizationsService } from './organizations-service.js';
 import type { ProjectsService } from './projects-service.js';
 import type { SessionsService } from './sessions-service.js';
 import type { UsersService } from './users-service.js';
+import type { RunsService } from './runs-service.js';
 import type { TasksService } from './tasks-service.js';
 import type { UsageService } from './usage-service.js';
 import type { WebhooksService } from './webhooks-service.js';
@@ -33,6 +34,7 @@ export interface Services {
   replayJobs: ReplayJobsService;
   workflows: WorkflowsService;
   tasks: TasksService;
+  runs: RunsService;
   sessions: SessionsService;
   organizations: OrganizationsService;
   deliveryStats: DeliveryStatsService;

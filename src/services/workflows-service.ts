@@ -1,15 +1,34 @@
+import type { RunRow, RunStepRow, WorkflowRow, WorkflowStepDefinition } from '../db/schema.js';
+import type { Store } from '../db/store.js';
+import { toPage } from '../db/repositories/executor.js';
 import { errors, fieldError } from '../errors.js';
 import { newId } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
-import type { WorkflowRow } from '../db/repositories/workflows-repo.js';
-import type { Store } from '../db/store.js';
-import { recordEvent } from './events.js';
+import { authorize, type Actor } from './actor.js';
+import { createdChanges, recordAudit } from './audit.js';
+import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
+import { runTarget } from './run-transitions.js';
+import { toRun, type Run } from './runs-view.js';
+import { checkText, describeStep, MAX_STEPS, optionalLongText, parseSteps, readStep, type StepInput } from './workflow-steps.js';
+
+export { checkText };
+
+export interface WorkflowStep {
+  id: string;
+  type: WorkflowStepDefinition['kind'];
+  title: string | null;
+  assignee_id: string | null;
+  due_in_ms: number | null;
+  duration_ms: number | null;
+}
 
 export interface Workflow {
   id: string;
   project_id: string;
   name: string;
-  status: string;
+  description: string | null;
+  version: number;
+  steps: WorkflowStep[];
   created_at: string;
   updated_at: string;
 }
@@ -19,79 +38,280 @@ export function toWorkflow(row: WorkflowRow): Workflow {
     id: row.id,
     project_id: row.project_id,
     name: row.name,
-    status: row.status,
+    description: row.description,
+    version: row.version,
+    steps: parseSteps(row.steps).map((s) => ({
+      id: s.id,
+      type: s.kind,
+      title: s.title,
+      assignee_id: s.assignee_id,
+      due_in_ms: s.due_in_ms,
+      duration_ms: s.duration_ms,
+    })),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
 }
 
-/** 1 to 255 code points, like a project name; nothing is trimmed. */
-export function checkText(value: string, field: string): string {
-  const length = [...value].length;
-  if (length < 1 || length > 255) throw fieldError(field, 'must be 1 to 255 characters');
-  return value;
+export interface CreateWorkflowInput {
+  name: string;
+  description?: string | null | undefined;
+  steps?: readonly StepInput[] | undefined;
+}
+
+export interface WorkflowLimits {
+  /** WORKFLOW_MAX_STEPS: at most 20 (the contract's bound). */
+  maxSteps: number;
+  /** WORKFLOW_MAX_ACTIVE_RUNS: queued, running and waiting runs per organisation. */
+  maxActiveRuns: number;
 }
 
 export interface WorkflowsServiceDeps {
   store: Store;
   clock: Clock;
+  limits?: Partial<WorkflowLimits>;
 }
 
+const workflowTarget = (row: Pick<WorkflowRow, 'id' | 'name'>) => ({ type: 'workflow', id: row.id, label: row.name });
+
+/** The steps as the audit log shows them: one line each, in order. */
+const stepSummary = (steps: readonly WorkflowStepDefinition[]) => steps.map(describeStep);
+
 /**
- * Workflows are built in the dashboard (no /v1 API); this service is what it and the CLI call. Each
- * finished run moves the workflow to `completed` or `failed` and emits the matching event.
+ * Workflows of a project (DASHBOARD 7): built in the dashboard or the CLI (no /v1 API), edited step by
+ * step (each edit bumps the version), and run: a run copies the steps, so editing never changes a run
+ * already started. Writes need member and above (the projects permission).
  */
-export function createWorkflowsService({ store, clock }: WorkflowsServiceDeps) {
-  async function finishRun(orgId: string, workflowId: string, outcome: { status: 'completed' } | { status: 'failed'; error: string }) {
+export function createWorkflowsService({ store, clock, limits }: WorkflowsServiceDeps) {
+  const maxSteps = Math.min(MAX_STEPS, limits?.maxSteps ?? MAX_STEPS);
+  const maxActiveRuns = limits?.maxActiveRuns ?? 1000;
+
+  function checkStepCount(count: number): void {
+    if (count > maxSteps) throw errors.conflict(`a workflow has at most ${maxSteps} steps`);
+  }
+
+  async function requireWorkflow(orgId: string, workflowId: string): Promise<WorkflowRow> {
+    const row = await store.repos.workflows.findById(orgId, workflowId);
+    if (!row) throw errors.notFound('workflow');
+    return row;
+  }
+
+  /** Read-modify-write of one workflow under its lock; `change` returns the new steps (or null: no change). */
+  async function editSteps(
+    actor: Actor,
+    workflowId: string,
+    change: (steps: WorkflowStepDefinition[], row: WorkflowRow, repos: Parameters<Parameters<Store['transaction']>[0]>[0]) => Promise<WorkflowStepDefinition[] | null>,
+  ): Promise<Workflow> {
+    authorize(actor, 'projects', 'update');
     const now = clock.now();
     const row = await store.transaction(async (repos) => {
-      const updated = await repos.workflows.setStatus(orgId, workflowId, outcome.status, now);
-      if (!updated) throw errors.notFound('workflow');
-      await recordEvent(repos, {
-        orgId,
-        type: outcome.status === 'completed' ? 'workflow.completed' : 'workflow.failed',
-        data: { workflow_id: updated.id, project_id: updated.project_id, ...outcome },
-        occurredAt: now,
+      const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
+      if (!current) throw errors.notFound('workflow');
+      const before = parseSteps(current.steps);
+      const after = await change(before, current, repos);
+      if (after === null) return current;
+      const updated = await repos.workflows.update(actor.orgId, workflowId, { steps: JSON.stringify(after), version: current.version + 1, updated_at: now });
+      await recordAudit(repos, actor, {
+        action: 'workflow.updated',
+        target: workflowTarget(current),
+        changes: { steps: { old: stepSummary(before), new: stepSummary(after) }, version: { old: current.version, new: current.version + 1 } },
+        at: now,
       });
-      return updated;
+      return updated!;
     });
     return toWorkflow(row);
   }
 
   return {
-    async get(orgId: string, workflowId: string): Promise<Workflow> {
-      const row = await store.repos.workflows.findById(orgId, workflowId);
-      if (!row) throw errors.notFound('workflow');
-      return toWorkflow(row);
+    limits: { maxSteps, maxActiveRuns } as const,
+
+    async get(actor: Actor, workflowId: string): Promise<Workflow> {
+      authorize(actor, 'projects', 'read');
+      return toWorkflow(await requireWorkflow(actor.orgId, workflowId));
     },
 
-    async create(orgId: string, projectId: string, name: string): Promise<Workflow> {
-      checkText(name, 'name');
+    async listForProject(actor: Actor, projectId: string): Promise<Workflow[]> {
+      authorize(actor, 'projects', 'read');
+      const rows = await store.repos.workflows.listForProject(actor.orgId, projectId);
+      return rows.map(toWorkflow);
+    },
+
+    async create(actor: Actor, projectId: string, input: CreateWorkflowInput): Promise<Workflow> {
+      authorize(actor, 'projects', 'update');
+      const { orgId } = actor;
+      checkText(input.name, 'name');
+      const description = optionalLongText(input.description, 'description');
+      checkStepCount(input.steps?.length ?? 0);
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
         if (!(await repos.projects.findById(orgId, projectId))) throw errors.notFound('project');
-        return repos.workflows.insert({
+        const steps: WorkflowStepDefinition[] = [];
+        for (const [i, step] of (input.steps ?? []).entries()) {
+          try {
+            steps.push(await readStep(repos, orgId, step));
+          } catch (err) {
+            // Name the step: "steps[2].duration must be ...".
+            const details = (err as { details?: { field: string; message: string }[] }).details;
+            if (!details) throw err;
+            throw errors.validation(details.map((d) => ({ field: `steps[${i}].${d.field}`, message: d.message })));
+          }
+        }
+        const inserted = await repos.workflows.insert({
           id: newId('wf'),
           org_id: orgId,
           project_id: projectId,
-          name,
-          status: 'pending',
+          name: input.name,
+          description,
+          steps: JSON.stringify(steps),
+          version: 1,
           created_at: now,
           updated_at: now,
         });
+        await recordAudit(repos, actor, {
+          action: 'workflow.created',
+          target: workflowTarget(inserted),
+          changes: createdChanges({ name: inserted.name, description, steps: stepSummary(steps) }),
+          at: now,
+        });
+        return inserted;
       });
       return toWorkflow(row);
     },
 
-    /** A run finished successfully: event workflow.completed. */
-    completeRun(orgId: string, workflowId: string): Promise<Workflow> {
-      return finishRun(orgId, workflowId, { status: 'completed' });
+    /** Renames or re-describes; nothing changes, nothing is written. Steps change through addStep/removeStep. */
+    async update(actor: Actor, workflowId: string, input: { name?: string | undefined; description?: string | null | undefined }): Promise<Workflow> {
+      authorize(actor, 'projects', 'update');
+      if (input.name !== undefined) checkText(input.name, 'name');
+      const description = input.description === undefined ? undefined : optionalLongText(input.description, 'description');
+      const now = clock.now();
+      const row = await store.transaction(async (repos) => {
+        const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
+        if (!current) throw errors.notFound('workflow');
+        const next = { name: input.name ?? current.name, description: description === undefined ? current.description : description };
+        if (next.name === current.name && next.description === current.description) return current;
+        const updated = await repos.workflows.update(actor.orgId, workflowId, { ...next, version: current.version + 1, updated_at: now });
+        const changes: Record<string, { old: unknown; new: unknown }> = {};
+        if (next.name !== current.name) changes.name = { old: current.name, new: next.name };
+        if (next.description !== current.description) changes.description = { old: current.description, new: next.description };
+        await recordAudit(repos, actor, { action: 'workflow.updated', target: workflowTarget(updated!), changes, at: now });
+        return updated!;
+      });
+      return toWorkflow(row);
     },
 
-    /** A run ended with an error: event workflow.failed carrying the error. */
-    async failRun(orgId: string, workflowId: string, error: string): Promise<Workflow> {
-      if (error.length === 0) throw fieldError('error', 'must not be empty');
-      return finishRun(orgId, workflowId, { status: 'failed', error });
+    /** Appends a step (or inserts it at `position`, 0-based). */
+    addStep(actor: Actor, workflowId: string, input: StepInput, position?: number): Promise<Workflow> {
+      return editSteps(actor, workflowId, async (steps, _row, repos) => {
+        checkStepCount(steps.length + 1);
+        const step = await readStep(repos, actor.orgId, input);
+        const at = position === undefined ? steps.length : position;
+        if (!Number.isInteger(at) || at < 0 || at > steps.length) throw fieldError('position', `must be between 0 and ${steps.length}`);
+        return [...steps.slice(0, at), step, ...steps.slice(at)];
+      });
+    },
+
+    removeStep(actor: Actor, workflowId: string, stepId: string): Promise<Workflow> {
+      return editSteps(actor, workflowId, async (steps) => {
+        if (!steps.some((s) => s.id === stepId)) throw errors.notFound('step');
+        return steps.filter((s) => s.id !== stepId);
+      });
+    },
+
+    /**
+     * Deletes a workflow and its finished runs; refused (409) while a run is active. Tasks its runs
+     * created stay in the project as plain tasks.
+     */
+    async remove(actor: Actor, workflowId: string): Promise<void> {
+      authorize(actor, 'projects', 'update');
+      const now = clock.now();
+      await store.transaction(async (repos) => {
+        const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
+        if (!current) throw errors.notFound('workflow');
+        const active = await repos.runs.countActiveForWorkflow(actor.orgId, workflowId);
+        if (active > 0) throw errors.conflict(`this workflow has ${active} active run${active === 1 ? '' : 's'}; cancel ${active === 1 ? 'it' : 'them'} first`);
+        await repos.tasks.detachWorkflow(actor.orgId, workflowId, now);
+        await repos.runs.deleteWhere(actor.orgId, { workflowId });
+        await repos.workflows.delete(actor.orgId, workflowId);
+        await recordAudit(repos, actor, { action: 'workflow.deleted', target: workflowTarget(current), at: now });
+      });
+    },
+
+    /**
+     * "Run workflow": a queued run holding a copy of the steps, for the workers to start. Refused (409)
+     * for a workflow without steps and over the organisation's cap of active runs.
+     */
+    async startRun(actor: Actor, workflowId: string): Promise<Run> {
+      authorize(actor, 'projects', 'update');
+      const { orgId } = actor;
+      const now = clock.now();
+      const run = await store.transaction(async (repos) => {
+        // One organisation's run starts queue behind each other, so the cap holds under concurrency.
+        await repos.organizations.lock(orgId);
+        const workflow = await repos.workflows.findById(orgId, workflowId);
+        if (!workflow) throw errors.notFound('workflow');
+        const steps = parseSteps(workflow.steps);
+        if (steps.length === 0) throw errors.conflict('this workflow has no steps; add a step before running it');
+        const active = await repos.runs.countActive(orgId);
+        if (active >= maxActiveRuns) {
+          throw errors.conflict(`this organisation already has ${active} active runs, the most allowed (WORKFLOW_MAX_ACTIVE_RUNS); wait for some to finish or cancel them`);
+        }
+        const id = newId('run');
+        const row: Omit<RunRow, 'seq'> = {
+          id,
+          org_id: orgId,
+          project_id: workflow.project_id,
+          workflow_id: workflow.id,
+          workflow_name: workflow.name,
+          workflow_version: workflow.version,
+          status: 'queued',
+          current_step: 0,
+          step_count: steps.length,
+          started_by: actor.type === 'user' ? actor.userId : null,
+          started_by_label: actor.type === 'user' ? actor.label : actor.type,
+          error: null,
+          error_code: null,
+          created_at: now,
+          started_at: null,
+          finished_at: null,
+          wake_at: now,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: now,
+        };
+        const stepRows: RunStepRow[] = steps.map((s, position) => ({
+          org_id: orgId,
+          run_id: id,
+          position,
+          step_id: s.id,
+          kind: s.kind,
+          title: s.title,
+          assignee_id: s.assignee_id,
+          due_in_ms: s.due_in_ms,
+          duration_ms: s.duration_ms,
+          status: 'pending',
+          outcome: null,
+          task_id: null,
+          started_at: null,
+          finished_at: null,
+        }));
+        const inserted = await repos.runs.insert(row, stepRows);
+        await recordAudit(repos, actor, {
+          action: 'workflow_run.started',
+          target: runTarget(inserted),
+          changes: createdChanges({ workflow_id: workflow.id, workflow_version: workflow.version }),
+          at: now,
+        });
+        return inserted;
+      });
+      return toRun(run);
+    },
+
+    async listRuns(actor: Actor, workflowId: string, page: PageRequest): Promise<PageResult<Run>> {
+      authorize(actor, 'projects', 'read');
+      await requireWorkflow(actor.orgId, workflowId);
+      const before = decodeCursor(page.cursor);
+      const rows = await store.repos.runs.listForWorkflow(actor.orgId, workflowId, page.limit + 1, before);
+      return pageResult(toPage(rows, page.limit), toRun);
     },
   };
 }

@@ -1,7 +1,10 @@
-import type { Task } from '../../services/tasks-service.js';
-import { ORG_OPTION, required, type CommandGroup, type CommandResult } from '../command.js';
+import { cliActor } from '../../services/actor.js';
+import { readDueDate, type Task, type TaskResolution } from '../../services/tasks-service.js';
+import { ORG_OPTION, required, UsageError, type CommandGroup, type CommandResult } from '../command.js';
 import { formatFields } from '../output.js';
 import { withContainer } from '../runtime.js';
+
+const TASK_ID = [{ name: 'TASK_ID', description: 'the task id (task_...)' }] as const;
 
 function shown(task: Task): CommandResult {
   return {
@@ -9,43 +12,111 @@ function shown(task: Task): CommandResult {
     text: formatFields([
       ['Task', task.id],
       ['Project', task.project_id],
-      ['Workflow', task.workflow_id],
       ['Title', task.title],
+      ['Kind', task.kind],
+      ['Status', task.decision ? `${task.status} (${task.decision})` : task.status],
       ['Assignee', task.assignee_id],
+      ['Due', task.due_at],
+      ['Workflow', task.workflow_id],
+      ['Run', task.run_id === null ? null : `${task.run_id} (step ${task.run_step})`],
       ['Updated', task.updated_at],
     ]),
   };
 }
 
-/** A stand-in for the dashboard, so task events can be produced without it. */
+/** `--due` is checked with the arguments, so a mistyped date is a usage error (exit 2). */
+function checkDue(value: string): string | null {
+  try {
+    readDueDate(value);
+    return null;
+  } catch {
+    return 'must be a date such as 2026-12-31 (due at the end of that day, UTC) or an ISO 8601 time';
+  }
+}
+
 export const taskGroup: CommandGroup = {
   name: 'task',
-  summary: 'tasks (dashboard stand-in)',
+  summary: 'tasks: create, assign, finish and cancel',
   commands: [
     {
       name: 'create',
-      summary: 'create an unassigned task in a project',
+      summary: 'create an open to-do in a project (assigning it emits task.assigned)',
       options: {
         org: ORG_OPTION,
         project: { type: 'string', value: 'PROJECT', description: 'project id (proj_...)', required: true },
         title: { type: 'string', value: 'TITLE', description: 'task title (1 to 255 characters)', required: true },
-        workflow: { type: 'string', value: 'WORKFLOW_ID', description: 'a workflow of the same project' },
+        description: { type: 'string', value: 'TEXT', description: 'details (up to 10,000 characters)' },
+        assignee: { type: 'string', value: 'USER', description: 'assign it to this member (user_...)' },
+        due: { type: 'string', value: 'YYYY-MM-DD', description: 'due at the end of that day (UTC)', check: checkDue },
       },
       async run(input) {
-        return shown(
-          await withContainer(input, (c) =>
-            c.services.tasks.create(required(input, 'org'), required(input, 'project'), required(input, 'title'), input.options.workflow),
-          ),
+        const task = await withContainer(input, (c) =>
+          c.services.tasks.create(cliActor(required(input, 'org')), required(input, 'project'), {
+            title: required(input, 'title'),
+            description: input.options.description,
+            assignee_id: input.options.assignee,
+            due_at: input.options.due === undefined ? undefined : readDueDate(input.options.due),
+          }),
         );
+        return shown(task);
       },
     },
     {
       name: 'assign',
-      summary: 'assign or reassign a task: emits task.assigned (nothing when the assignee is unchanged)',
-      options: { org: ORG_OPTION, user: { type: 'string', value: 'USER_ID', description: 'the assignee (user_...)', required: true } },
-      positionals: [{ name: 'TASK_ID', description: 'the task id' }],
+      summary: 'assign, reassign or unassign an open task: emits task.assigned (nothing when unchanged or cleared)',
+      details: 'Give exactly one of --user and --unassign.',
+      options: {
+        org: ORG_OPTION,
+        user: { type: 'string', value: 'USER', description: 'the new assignee (user_...)' },
+        unassign: { type: 'boolean', description: 'leave the task without an assignee' },
+      },
+      positionals: TASK_ID,
       async run(input) {
-        return shown(await withContainer(input, (c) => c.services.tasks.assign(required(input, 'org'), input.args[0]!, required(input, 'user'))));
+        const user = input.options.user;
+        const unassign = input.flags.unassign === true;
+        if (user === undefined && !unassign) throw new UsageError('give --user USER or --unassign', 'task assign');
+        if (user !== undefined && unassign) throw new UsageError('--user and --unassign cannot be given together', 'task assign');
+        const task = await withContainer(input, (c) => c.services.tasks.assign(cliActor(required(input, 'org')), input.args[0]!, unassign ? null : user!));
+        return shown(task);
+      },
+    },
+    {
+      name: 'done',
+      summary: 'finish an open task: a to-do is marked done, an approval approved (or rejected with --reject)',
+      details: "Finishing a run's task moves the run on: the next step starts, or a rejection fails the run.",
+      options: {
+        org: ORG_OPTION,
+        reject: { type: 'boolean', description: 'reject the approval instead (the run fails with approval_rejected)' },
+        reason: { type: 'string', value: 'TEXT', description: 'why it was rejected (with --reject)' },
+      },
+      positionals: TASK_ID,
+      async run(input) {
+        const reject = input.flags.reject === true;
+        if (input.options.reason !== undefined && !reject) throw new UsageError('--reason goes with --reject', 'task done');
+        const actor = cliActor(required(input, 'org'));
+        const id = input.args[0]!;
+        const task = await withContainer(input, async (c) => {
+          // "done" means the task's own way of finishing; the service still refuses a mismatch (409).
+          const resolution: TaskResolution = reject
+            ? { action: 'reject', reason: input.options.reason }
+            : (await c.services.tasks.get(actor, id)).kind === 'approval'
+              ? { action: 'approve' }
+              : { action: 'done' };
+          return c.services.tasks.resolve(actor, id, resolution);
+        });
+        return shown(task);
+      },
+    },
+    {
+      name: 'cancel',
+      summary: "cancel an open task (a run's task fails its run with task_cancelled)",
+      options: { org: ORG_OPTION, reason: { type: 'string', value: 'TEXT', description: 'why it was cancelled' } },
+      positionals: TASK_ID,
+      async run(input) {
+        const task = await withContainer(input, (c) =>
+          c.services.tasks.resolve(cliActor(required(input, 'org')), input.args[0]!, { action: 'cancel', reason: input.options.reason }),
+        );
+        return shown(task);
       },
     },
   ],

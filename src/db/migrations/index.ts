@@ -5,6 +5,7 @@ import { deliveryEngineMigration } from './002-delivery-engine.js';
 import { accountsAuditMigration } from './003-accounts-audit.js';
 import { usageStatsMigration } from './004-usage-stats.js';
 import { deliveryHistoryMigration } from './005-delivery-history.js';
+import { workflowRunsMigration } from './006-workflow-runs.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -19,6 +20,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '003_accounts_audit': accountsAuditMigration(dialect),
         '004_usage_stats': usageStatsMigration(),
         '005_delivery_history': deliveryHistoryMigration(),
+        '006_workflow_runs': workflowRunsMigration(dialect),
       };
     },
   };

@@ -381,7 +381,7 @@ export function deliveriesRepository(ctx: RepoContext) {
         .executeTakeFirst();
       const queued = Number(result.numUpdatedRows) > 0;
       // The store wakes the delivery workers (every process) once this commits.
-      if (queued && ctx.unit) ctx.unit.deliveriesCreated += 1;
+      if (queued && ctx.unit) ctx.unit.workCreated += 1;
       return queued;
     },
 
@@ -429,7 +429,7 @@ export function deliveriesRepository(ctx: RepoContext) {
         .where('status', '=', 'failed')
         .returning('id')
         .execute();
-      if (ctx.unit) ctx.unit.deliveriesCreated += rows.length;
+      if (ctx.unit) ctx.unit.workCreated += rows.length;
       return rows.map((r) => r.id);
     },
 

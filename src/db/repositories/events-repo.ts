@@ -17,7 +17,7 @@ export function eventsRepository(ctx: RepoContext) {
     async insertDeliveries(rows: Omit<DeliveryRow, 'seq' | 'replay_requested_at'>[]): Promise<void> {
       if (rows.length === 0) return;
       await db.insertInto('deliveries').values(rows).execute();
-      if (ctx.unit) ctx.unit.deliveriesCreated += rows.length;
+      if (ctx.unit) ctx.unit.workCreated += rows.length;
     },
 
     async findEvent(orgId: string, eventId: string): Promise<EventRow | undefined> {

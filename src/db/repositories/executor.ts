@@ -15,8 +15,8 @@ export interface RepoContext {
 }
 
 export interface UnitOfWork {
-  /** Pending deliveries inserted; the store wakes delivery workers after commit when above zero. */
-  deliveriesCreated: number;
+  /** Work for the workers (pending deliveries, due runs, replay jobs); the store wakes them after commit when above zero. */
+  workCreated: number;
 }
 
 export interface DirectSqlite {

@@ -9,6 +9,7 @@ import { invitationsRepository } from './invitations-repo.js';
 import { organizationsRepository } from './organizations-repo.js';
 import { projectsRepository } from './projects-repo.js';
 import { replayJobsRepository } from './replay-jobs-repo.js';
+import { runsRepository } from './runs-repo.js';
 import { requestCountsRepository } from './request-counts-repo.js';
 import { sessionsRepository } from './sessions-repo.js';
 import { tasksRepository } from './tasks-repo.js';
@@ -25,6 +26,7 @@ export function createRepositories(ctx: RepoContext) {
     webhooks: webhooksRepository(ctx),
     workflows: workflowsRepository(ctx),
     tasks: tasksRepository(ctx),
+    runs: runsRepository(ctx),
     invitations: invitationsRepository(ctx),
     idempotency: idempotencyRepository(ctx),
     events: eventsRepository(ctx),

@@ -1,4 +1,5 @@
 import type { ProjectRow, ProjectStatus, ProjectUpdate } from '../schema.js';
+import { runsRepository } from './runs-repo.js';
 import { toPage, type Page, type RepoContext } from './executor.js';
 import { prepared } from './prepared.js';
 
@@ -78,6 +79,7 @@ export function projectsRepository(ctx: RepoContext) {
 
     /** Removes the project and everything under it; the caller runs this inside its transaction. */
     async deleteWithChildren(orgId: string, projectId: string): Promise<boolean> {
+      await runsRepository(ctx).deleteWhere(orgId, { projectId });
       await db.deleteFrom('tasks').where('org_id', '=', orgId).where('project_id', '=', projectId).execute();
       await db.deleteFrom('workflows').where('org_id', '=', orgId).where('project_id', '=', projectId).execute();
       const result = await db

@@ -18,7 +18,7 @@ export function replayJobsRepository(ctx: RepoContext) {
         await db.insertInto('replay_job_items').values(chunk).execute();
       }
       // Work for the workers (their job runner): the store wakes them once this commits.
-      if (deliveryIds.length > 0 && ctx.unit) ctx.unit.deliveriesCreated += 1;
+      if (deliveryIds.length > 0 && ctx.unit) ctx.unit.workCreated += 1;
     },
 
     async findById(orgId: string, webhookId: string, jobId: string): Promise<ReplayJobRow | undefined> {

@@ -1,8 +1,8 @@
-import type { Selectable } from 'kysely';
-import type { TasksTable } from '../schema.js';
+import type { Updateable } from 'kysely';
+import type { TaskRow, TasksTable } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
-export type TaskRow = Selectable<TasksTable>;
+export type { TaskRow };
 
 export function tasksRepository({ db, dialect }: RepoContext) {
   return {
@@ -16,7 +16,7 @@ export function tasksRepository({ db, dialect }: RepoContext) {
 
     /**
      * Reads the task for a read-then-write inside a transaction: PostgreSQL locks the row so concurrent
-     * re-assignments see each other's result; SQLite write transactions already hold the database lock.
+     * changes see each other's result; SQLite write transactions already hold the database lock.
      */
     async findByIdForUpdate(orgId: string, taskId: string): Promise<TaskRow | undefined> {
       let query = db.selectFrom('tasks').selectAll().where('org_id', '=', orgId).where('id', '=', taskId);
@@ -24,29 +24,71 @@ export function tasksRepository({ db, dialect }: RepoContext) {
       return query.executeTakeFirst();
     },
 
-    async listForProject(orgId: string, projectId: string): Promise<TaskRow[]> {
+    async findByIds(orgId: string, taskIds: readonly string[]): Promise<TaskRow[]> {
+      if (taskIds.length === 0) return [];
+      return db.selectFrom('tasks').selectAll().where('org_id', '=', orgId).where('id', 'in', taskIds).execute();
+    },
+
+    /** A project's tasks, open ones first, then newest first; bounded. */
+    async listForProject(orgId: string, projectId: string, limit: number): Promise<TaskRow[]> {
       return db
         .selectFrom('tasks')
         .selectAll()
         .where('org_id', '=', orgId)
         .where('project_id', '=', projectId)
-        .orderBy('seq')
+        .orderBy((eb) => eb.case().when('status', '=', 'open').then(0).else(1).end())
+        .orderBy('seq', 'desc')
+        .limit(limit)
         .execute();
     },
 
-    async setAssignee(orgId: string, taskId: string, assigneeId: string | null, at: number): Promise<TaskRow | undefined> {
+    /** A user's open tasks, oldest first (tasks_assignee_idx). */
+    async listOpenForAssignee(orgId: string, userId: string, limit: number): Promise<TaskRow[]> {
       return db
-        .updateTable('tasks')
-        .set({ assignee_id: assigneeId, updated_at: at })
+        .selectFrom('tasks')
+        .selectAll()
         .where('org_id', '=', orgId)
-        .where('id', '=', taskId)
-        .returningAll()
-        .executeTakeFirst();
+        .where('assignee_id', '=', userId)
+        .where('status', '=', 'open')
+        .orderBy('seq')
+        .limit(limit)
+        .execute();
+    },
+
+    async update(orgId: string, taskId: string, changes: Updateable<TasksTable>): Promise<TaskRow | undefined> {
+      return db.updateTable('tasks').set(changes).where('org_id', '=', orgId).where('id', '=', taskId).returningAll().executeTakeFirst();
+    },
+
+    /** A run that ends early cancels its open tasks (no event: the run's own event says why). */
+    async cancelOpenForRun(orgId: string, runId: string, at: number): Promise<void> {
+      await db
+        .updateTable('tasks')
+        .set({ status: 'cancelled', completed_at: at, updated_at: at })
+        .where('org_id', '=', orgId)
+        .where('run_id', '=', runId)
+        .where('status', '=', 'open')
+        .execute();
     },
 
     /** A removed member's open assignments become unassigned rather than pointing at nobody. */
     async unassignUser(orgId: string, userId: string, at: number): Promise<void> {
-      await db.updateTable('tasks').set({ assignee_id: null, updated_at: at }).where('org_id', '=', orgId).where('assignee_id', '=', userId).execute();
+      await db
+        .updateTable('tasks')
+        .set({ assignee_id: null, updated_at: at })
+        .where('org_id', '=', orgId)
+        .where('assignee_id', '=', userId)
+        .where('status', '=', 'open')
+        .execute();
+    },
+
+    /** Tasks of finished runs outlive a deleted workflow as plain tasks. */
+    async detachWorkflow(orgId: string, workflowId: string, at: number): Promise<void> {
+      await db
+        .updateTable('tasks')
+        .set({ workflow_id: null, run_id: null, run_step: null, updated_at: at })
+        .where('org_id', '=', orgId)
+        .where('workflow_id', '=', workflowId)
+        .execute();
     },
   };
 }

@@ -1,42 +1,42 @@
-import type { Selectable } from 'kysely';
-import type { WorkflowsTable } from '../schema.js';
+import type { Updateable } from 'kysely';
+import type { WorkflowRow, WorkflowsTable } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
-export type WorkflowRow = Selectable<WorkflowsTable>;
+export type { WorkflowRow };
 
-export function workflowsRepository({ db }: RepoContext) {
+export function workflowsRepository({ db, dialect }: RepoContext) {
   return {
     async insert(row: Omit<WorkflowRow, 'seq'>): Promise<WorkflowRow> {
       return db.insertInto('workflows').values(row).returningAll().executeTakeFirstOrThrow();
     },
 
     async findById(orgId: string, workflowId: string): Promise<WorkflowRow | undefined> {
-      return db
-        .selectFrom('workflows')
-        .selectAll()
-        .where('org_id', '=', orgId)
-        .where('id', '=', workflowId)
-        .executeTakeFirst();
+      return db.selectFrom('workflows').selectAll().where('org_id', '=', orgId).where('id', '=', workflowId).executeTakeFirst();
+    },
+
+    /** For read-modify-write of the steps: PostgreSQL locks the row; SQLite's write transaction holds the database. */
+    async findByIdForUpdate(orgId: string, workflowId: string): Promise<WorkflowRow | undefined> {
+      let query = db.selectFrom('workflows').selectAll().where('org_id', '=', orgId).where('id', '=', workflowId);
+      if (dialect === 'postgres') query = query.forUpdate();
+      return query.executeTakeFirst();
     },
 
     async listForProject(orgId: string, projectId: string): Promise<WorkflowRow[]> {
-      return db
-        .selectFrom('workflows')
-        .selectAll()
-        .where('org_id', '=', orgId)
-        .where('project_id', '=', projectId)
-        .orderBy('seq')
-        .execute();
+      return db.selectFrom('workflows').selectAll().where('org_id', '=', orgId).where('project_id', '=', projectId).orderBy('seq').execute();
     },
 
-    async setStatus(orgId: string, workflowId: string, status: string, at: number): Promise<WorkflowRow | undefined> {
+    async update(orgId: string, workflowId: string, changes: Updateable<WorkflowsTable>): Promise<WorkflowRow | undefined> {
       return db
         .updateTable('workflows')
-        .set({ status, updated_at: at })
+        .set(changes)
         .where('org_id', '=', orgId)
         .where('id', '=', workflowId)
         .returningAll()
         .executeTakeFirst();
+    },
+
+    async delete(orgId: string, workflowId: string): Promise<void> {
+      await db.deleteFrom('workflows').where('org_id', '=', orgId).where('id', '=', workflowId).execute();
     },
   };
 }

@@ -7,9 +7,13 @@ import { authPages } from './auth.js';
 import { invitationPages } from './invitation.js';
 import { membersPages } from './members.js';
 import { overviewPages } from './overview.js';
+import { myTasksPages } from './my-tasks.js';
+import { projectDetailPages } from './project-detail.js';
 import { projectPages } from './projects.js';
+import { runsPages } from './runs.js';
+import { workflowsPages } from './workflows.js';
 import { webhookHistoryPages } from './webhook-history.js';
 import { webhooksPages } from './webhooks.js';
 
 /** Every page module of the dashboard, registered under /dashboard. */
-export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages];
+export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, projectDetailPages, workflowsPages, runsPages, myTasksPages];

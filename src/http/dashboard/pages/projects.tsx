@@ -15,11 +15,14 @@ const PAGE_SIZE = 50;
 
 const STATUS_LABELS: Record<ProjectStatus, string> = { active: 'Active', archived: 'Archived', draft: 'Draft' };
 
+/** `?done=` codes and the fixed sentences they stand for (deleted: from the project page's "Delete project"). */
+const NOTICES = { created: 'Project created.', deleted: 'Project deleted.' } as const;
+
 const ListQuery = Type.Object(
   {
     status: Type.Optional(Type.Union([Type.Literal(''), Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')])),
     cursor: Type.Optional(Type.String({ maxLength: 64 })),
-    done: Type.Optional(Type.Literal('created')),
+    done: Type.Optional(Type.Union([Type.Literal('created'), Type.Literal('deleted')])),
   },
   { additionalProperties: false },
 );
@@ -68,7 +71,7 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const page = pageContext(request);
     const { status, cursor, done } = request.query;
     try {
-      return sendPage(reply, await render(page, { status: status || undefined, cursor }, { notice: done === 'created' ? 'Project created.' : null }));
+      return sendPage(reply, await render(page, { status: status || undefined, cursor }, { notice: done ? NOTICES[done] : null }));
     } catch (error) {
       // A stale or hand-edited cursor: the first page, with the problem said.
       const refusal = pageRefusal(reply, error, [400]);
@@ -100,7 +103,9 @@ function ProjectsTable({ items }: { items: ProjectListItem[] }) {
     <Table caption="Projects" headers={['Name', 'Status', 'Created']} empty="No projects yet.">
       {items.map((p) => (
         <tr>
-          <td>{p.name}</td>
+          <td>
+            <a href={`/dashboard/projects/${encodeURIComponent(p.id)}`}>{p.name}</a>
+          </td>
           <td>{STATUS_LABELS[p.status]}</td>
           <td>
             <Time iso={p.created_at} />

@@ -25,6 +25,7 @@ const ADMINS: readonly Role[] = ['owner', 'admin'];
  */
 export const NAV: readonly NavItem[] = [
   { href: '/dashboard/projects', label: 'Projects' },
+  { href: '/dashboard/tasks', label: 'My tasks' },
   { href: '/dashboard/members', label: 'Members' },
   { href: '/dashboard/api-keys', label: 'API keys' },
   { href: '/dashboard/webhooks', label: 'Webhooks' },

@@ -1,0 +1,212 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { authorize, can } from '../../../services/actor.js';
+import { isActiveRun } from '../../../services/run-transitions.js';
+import { mayFinishTask } from '../../../services/tasks-service.js';
+import type { RunDetail, RunStep } from '../../../services/runs-view.js';
+import { toIso } from '../../../lib/time.js';
+import type { AppDeps } from '../../app.js';
+import { memberLabel, memberMap, memberOptions } from '../members-options.js';
+import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
+import { CsrfField, Table, Time, type FormError } from '../views/components.js';
+import { Layout } from '../views/layout.js';
+import { TaskActions } from '../views/task-actions.js';
+import { RUN_STATUS_WORDS, runHref, sentence, startedBy, STEP_TYPE_WORDS, TASK_NOTICES, TASK_STATUS_WORDS, workflowHref } from '../views/workflow-views.js';
+
+const PROJECTS = '/dashboard/projects';
+
+/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
+const NOTICES: Record<string, string> = {
+  ...TASK_NOTICES,
+  started: 'Run started. Workers carry it out step by step; reload this page to see its progress.',
+  cancelled: 'Run cancelled.',
+};
+
+const RunParams = Type.Object({ run: Type.String({ maxLength: 128 }) });
+const RunQuery = Type.Object({ done: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false });
+
+/** What a step is doing or how it ended, in words (DASHBOARD 3). */
+function StepState({ step, run, members }: { step: RunStep; run: RunDetail; members: ReadonlyMap<string, string> }) {
+  const active = isActiveRun(run);
+  switch (step.status) {
+    case 'pending':
+      return <>Not started</>;
+    case 'waiting': {
+      // A run that ended early (cancelled) leaves its current step as it was: it stopped with the run.
+      if (!active || step.task?.status === 'cancelled') return <>Cancelled</>;
+      if (step.type === 'wait') {
+        const until = step.started_at === null ? null : toIso(Date.parse(step.started_at) + (step.duration_ms ?? 0));
+        return (
+          <>
+            Waiting until <Time iso={until} />
+          </>
+        );
+      }
+      // The task's assignee now: it may have been reassigned since the step started.
+      const assignee = step.task ? step.task.assignee_id : step.assignee_id;
+      return <>{assignee ? `Waiting for ${memberLabel(members, assignee)}` : 'Waiting for someone to be assigned'}</>;
+    }
+    case 'completed':
+      return <>{step.outcome === 'approved' ? 'Approved' : step.outcome === 'elapsed' ? 'Elapsed' : 'Done'}</>;
+    case 'failed':
+      return <>{step.outcome === 'rejected' ? 'Rejected' : 'Cancelled'}</>;
+  }
+}
+
+function RunStepsTable({ page, run, members }: { page: PageContext; run: RunDetail; members: ReadonlyMap<string, string> }) {
+  const { actor } = page;
+  return (
+    <Table caption="Steps" headers={['Step', 'Type', 'Title', 'State', 'Task']}>
+      {run.steps.map((step) => (
+        <tr>
+          <td>{step.number}</td>
+          <td>{STEP_TYPE_WORDS[step.type]}</td>
+          <td>{step.title ?? <span class="muted">—</span>}</td>
+          <td>
+            <StepState step={step} run={run} members={members} />
+          </td>
+          <td>
+            {step.task && step.task_id ? (
+              <>
+                {TASK_STATUS_WORDS[step.task.status]}
+                <TaskActions
+                  task={{ id: step.task_id, kind: step.type === 'approval' ? 'approval' : 'todo', status: step.task.status, title: step.title ?? '' }}
+                  csrf={page.csrf}
+                  back={runHref(run.id)}
+                  canDecide={mayFinishTask(actor, step.task)}
+                />
+              </>
+            ) : (
+              <span class="muted">—</span>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
+interface RunViewProps {
+  page: PageContext;
+  run: RunDetail;
+  members: ReadonlyMap<string, string>;
+  errors?: FormError[];
+  notice?: string | null;
+}
+
+function RunView({ page, run, members, errors: problems, notice }: RunViewProps) {
+  const canCancel = isActiveRun(run) && can(page.actor, 'projects', 'update');
+  return (
+    <Layout title={`Run of ${run.workflow_name}`} viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems} notice={notice}>
+      <dl class="facts">
+        <div>
+          <dt>Workflow</dt>
+          <dd>
+            <a href={workflowHref(run.project_id, run.workflow_id)}>{run.workflow_name}</a> (version {run.workflow_version})
+          </dd>
+        </div>
+        <div>
+          <dt>Status</dt>
+          <dd>
+            <span class="state">{RUN_STATUS_WORDS[run.status]}</span>
+            {isActiveRun(run) ? ` · step ${run.current_step} of ${run.step_count}` : null}
+          </dd>
+        </div>
+        <div>
+          <dt>Started by</dt>
+          <dd>{startedBy(run, members)}</dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>
+            <Time iso={run.created_at} />
+          </dd>
+        </div>
+        <div>
+          <dt>Finished</dt>
+          <dd>{run.finished_at ? <Time iso={run.finished_at} /> : <span class="muted">not yet</span>}</dd>
+        </div>
+        {run.error ? (
+          <div>
+            <dt>Error</dt>
+            <dd>
+              {run.error} {run.error_code ? <code>{run.error_code}</code> : null}
+            </dd>
+          </div>
+        ) : null}
+      </dl>
+      {canCancel ? (
+        <div class="actions page-actions">
+          <a href={`${runHref(run.id)}/cancel`} class="button danger">
+            Cancel run
+          </a>
+        </div>
+      ) : null}
+      <RunStepsTable page={page} run={run} members={members} />
+      {isActiveRun(run) ? <p class="hint">The run moves on as workers advance it; reload this page to see its progress.</p> : null}
+    </Layout>
+  );
+}
+
+/** DASHBOARD 3 and 7: a run's steps and their states; members and above cancel an active run. */
+export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+  const runs = services.runs;
+
+  async function members(page: PageContext): Promise<ReadonlyMap<string, string>> {
+    return memberMap(await memberOptions(services, page.actor));
+  }
+
+  app.get('/runs/:run', { schema: { ...pageSchema(RunQuery), params: RunParams } }, async (request, reply) => {
+    const page = pageContext(request);
+    const run = await runs.get(page.actor, pathId(request.params.run, 'run'));
+    const { done } = request.query;
+    return sendPage(reply, <RunView page={page} run={run} members={await members(page)} notice={done ? (NOTICES[done] ?? null) : null} />);
+  });
+
+  app.get('/runs/:run/cancel', { schema: { ...pageSchema(), params: RunParams } }, async (request, reply) => {
+    const page = pageContext(request);
+    // The page of an action the role cannot take answers 403, as the action itself would.
+    authorize(page.actor, 'projects', 'update');
+    const run = await runs.get(page.actor, pathId(request.params.run, 'run'));
+    if (!isActiveRun(run)) {
+      const problems = [{ field: null, message: `This run has already finished (${RUN_STATUS_WORDS[run.status].toLowerCase()}); there is nothing to cancel.` }];
+      return sendPage(reply, <RunView page={page} run={run} members={await members(page)} errors={problems} />, 409);
+    }
+    return sendPage(
+      reply,
+      <Layout title="Cancel run" viewer={page.viewer} csrf={page.csrf} current={PROJECTS}>
+        <p class="lead">
+          Cancel this run of <strong>{run.workflow_name}</strong> (step {run.current_step} of {run.step_count})?
+        </p>
+        <p>
+          The run stops at once and fails as cancelled; its open task is cancelled with it, and <code>workflow.failed</code> fires. This cannot be
+          undone: the workflow can be run again.
+        </p>
+        <div class="actions">
+          <form method="post" action={`${runHref(run.id)}/cancel`} class="inline-form">
+            <CsrfField token={page.csrf} />
+            <button type="submit" class="button danger">
+              Cancel run
+            </button>
+          </form>
+          <a href={runHref(run.id)}>Back to the run</a>
+        </div>
+      </Layout>,
+    );
+  });
+
+  app.post('/runs/:run/cancel', { schema: { hide: true, params: RunParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const runId = pathId(request.params.run, 'run');
+    try {
+      await runs.cancel(page.actor, runId);
+    } catch (error) {
+      // 409: it finished meanwhile; the run page says so. 403 and 404 get their error pages.
+      const refusal = pageRefusal(reply, error, [409]);
+      const run = await runs.get(page.actor, runId);
+      return sendPage(reply, <RunView page={page} run={run} members={await members(page)} errors={[{ field: null, message: sentence(refusal.message) }]} />, 409);
+    }
+    return seeOther(reply, `${runHref(runId)}?done=cancelled`);
+  });
+};

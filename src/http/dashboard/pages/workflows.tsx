@@ -1,0 +1,332 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { errors } from '../../../errors.js';
+import { authorize, can } from '../../../services/actor.js';
+import type { PageResult } from '../../../services/pagination.js';
+import type { Project } from '../../../services/projects-service.js';
+import type { Run } from '../../../services/runs-view.js';
+import { formatStepDuration, type StepInput } from '../../../services/workflow-steps.js';
+import type { Workflow, WorkflowStep } from '../../../services/workflows-service.js';
+import type { AppDeps } from '../../app.js';
+import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
+import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { formErrors } from '../form-validation.js';
+import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
+import { ActionForm, CsrfField, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { Layout } from '../views/layout.js';
+import { projectHref, RUN_STATUS_WORDS, runHref, sentence, startedBy, STEP_TYPE_WORDS, workflowHref } from '../views/workflow-views.js';
+
+const PROJECTS = '/dashboard/projects';
+/** Runs per page of the "Runs" table, newest first. */
+const RUNS_PAGE_SIZE = 20;
+
+/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
+const NOTICES: Record<string, string> = {
+  created: 'Workflow created. Add its steps below.',
+  saved: 'Workflow saved.',
+  step_added: 'Step added.',
+  step_removed: 'Step removed.',
+};
+
+const WorkflowParams = Type.Object({ id: Type.String({ maxLength: 128 }), wf: Type.String({ maxLength: 128 }) });
+const StepParams = Type.Object({ id: Type.String({ maxLength: 128 }), wf: Type.String({ maxLength: 128 }), step: Type.String({ maxLength: 128 }) });
+const WorkflowQuery = Type.Object(
+  { cursor: Type.Optional(Type.String({ maxLength: 64 })), done: Type.Optional(Type.String({ maxLength: 32 })) },
+  { additionalProperties: false },
+);
+
+// Bounds only: the service judges every value (and names the field it refuses) whichever door it came through.
+const AddStepForm = FormBody({ type: FormText(32), title: FormText(1024), assignee_id: FormText(128), due_in: FormText(64), duration: FormText(64) });
+const SaveWorkflowForm = FormBody({ name: FormText(1024), description: FormText(20_000) });
+
+/** The service's field names are the form's field ids; these are their labels in the error list. */
+const STEP_LABELS = { type: 'Step type', title: 'Title', assignee_id: 'Assignee', due_in: 'Due in', duration: 'Duration' };
+const WORKFLOW_LABELS = { name: 'Name', description: 'Description' };
+
+const STEP_TYPE_OPTIONS = (['task', 'approval', 'wait'] as const).map((value) => ({ value, label: STEP_TYPE_WORDS[value] }));
+
+interface StepFormValues {
+  type: string;
+  title: string;
+  assignee_id: string;
+  due_in: string;
+  duration: string;
+}
+
+const EMPTY_STEP: StepFormValues = { type: 'task', title: '', assignee_id: '', due_in: '', duration: '' };
+
+/** The step's timing in words: a Task's due time after it starts, a Wait's length. */
+function timing(step: WorkflowStep): string {
+  if (step.type === 'wait') return formatStepDuration(step.duration_ms ?? 0);
+  if (step.type === 'task' && step.due_in_ms !== null) return `Due ${formatStepDuration(step.due_in_ms)} after it starts`;
+  return '—';
+}
+
+function StepsTable({ workflow, members, csrf, canWrite }: { workflow: Workflow; members: ReadonlyMap<string, string>; csrf: string; canWrite: boolean }) {
+  const headers = ['Step', 'Type', 'Title', 'Assignee', 'Due in / duration', ...(canWrite ? ['Actions'] : [])];
+  return (
+    <Table caption="Steps" headers={headers} empty="No steps yet. A workflow needs at least one step to run.">
+      {workflow.steps.map((step, i) => (
+        <tr>
+          <td>{i + 1}</td>
+          <td>{STEP_TYPE_WORDS[step.type]}</td>
+          <td>{step.title ?? <span class="muted">—</span>}</td>
+          <td>{step.type === 'wait' ? <span class="muted">—</span> : memberLabel(members, step.assignee_id)}</td>
+          <td>{timing(step)}</td>
+          {canWrite ? (
+            <td>
+              {/* One click: it edits the definition only; runs already started keep their own copy of the steps. */}
+              <ActionForm action={`${workflowHref(workflow.project_id, workflow.id)}/steps/${encodeURIComponent(step.id)}/remove`} csrf={csrf} label="Remove step" />
+            </td>
+          ) : null}
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
+function AddStepSection({ workflow, options, values, errors: problems, csrf, maxSteps }: { workflow: Workflow; options: readonly MemberOption[]; values: StepFormValues; errors: readonly FormError[]; csrf: string; maxSteps: number }) {
+  const assignees = [{ value: '', label: 'Unassigned' }, ...options.map((o) => ({ value: o.value, label: o.label }))];
+  return (
+    <section aria-labelledby="add-step-title" class="panel">
+      <h2 id="add-step-title">Add step</h2>
+      <p class="hint">
+        Steps run in order, up to {maxSteps}. A Task or Approval step creates a task for its assignee (the approver, for an Approval) and waits
+        until it is finished; a Wait step waits for its duration.
+      </p>
+      <form method="post" action={`${workflowHref(workflow.project_id, workflow.id)}/steps`}>
+        <CsrfField token={csrf} />
+        <Select id="type" label="Step type" options={STEP_TYPE_OPTIONS} value={values.type} error={errorFor(problems, 'type')} />
+        <Field id="title" label="Title" value={values.title} error={errorFor(problems, 'title')} hint="Task and Approval steps: what the task is called. Wait steps: an optional label." maxLength={255} />
+        <Select id="assignee_id" label="Assignee" options={assignees} value={values.assignee_id} error={errorFor(problems, 'assignee_id')} />
+        <Field id="due_in" label="Due in" value={values.due_in} error={errorFor(problems, 'due_in')} hint="Optional, Task steps only: e.g. 2d. The task is due this long after the step starts." maxLength={64} autocomplete="off" />
+        <Field id="duration" label="Duration" value={values.duration} error={errorFor(problems, 'duration')} hint="e.g. 30m, 2h, 3d; up to 30 days" maxLength={64} autocomplete="off" />
+        <button type="submit">Add step</button>
+      </form>
+    </section>
+  );
+}
+
+function RunsTable({ runs, members }: { runs: readonly Run[]; members: ReadonlyMap<string, string> }) {
+  return (
+    <Table caption="Runs" headers={['Run', 'Status', 'Started by', 'Started', 'Finished', 'Progress', 'Error']} empty="This workflow has not run yet.">
+      {runs.map((run) => (
+        <tr>
+          <td>
+            <a href={runHref(run.id)}>
+              <code>{run.id}</code>
+            </a>
+          </td>
+          <td>{RUN_STATUS_WORDS[run.status]}</td>
+          <td>{startedBy(run, members)}</td>
+          <td>
+            <Time iso={run.created_at} />
+          </td>
+          <td>{run.finished_at ? <Time iso={run.finished_at} /> : <span class="muted">—</span>}</td>
+          <td>
+            Step {run.current_step} of {run.step_count}
+          </td>
+          <td>{run.error ?? <span class="muted">—</span>}</td>
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
+interface WorkflowViewProps {
+  page: PageContext;
+  project: Project;
+  workflow: Workflow;
+  options: readonly MemberOption[];
+  runs: PageResult<Run>;
+  cursor?: string | undefined;
+  maxSteps: number;
+  stepForm?: StepFormValues;
+  workflowForm?: { name: string; description: string };
+  errors?: readonly FormError[];
+  notice?: string | null;
+}
+
+function WorkflowView({ page, project, workflow, options, runs, cursor, maxSteps, stepForm = EMPTY_STEP, workflowForm, errors: problems = [], notice }: WorkflowViewProps) {
+  // Hiding what a role cannot use; the services refuse it anyway.
+  const canWrite = can(page.actor, 'projects', 'update');
+  const members = memberMap(options);
+  const here = workflowHref(project.id, workflow.id);
+  const saved = workflowForm ?? { name: workflow.name, description: workflow.description ?? '' };
+  return (
+    <Layout title={`Workflow ${workflow.name}`} viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems} notice={notice}>
+      <p>
+        Project <a href={projectHref(project.id)}>{project.name}</a> · version {workflow.version} · updated <Time iso={workflow.updated_at} />
+      </p>
+      {workflow.description ? <p class="lead">{workflow.description}</p> : null}
+      {canWrite ? (
+        <div class="actions page-actions">
+          <ActionForm action={`${here}/run`} csrf={page.csrf} label="Run workflow" />
+          <a href={`${here}/delete`} class="button danger">
+            Delete workflow
+          </a>
+        </div>
+      ) : null}
+      <StepsTable workflow={workflow} members={members} csrf={page.csrf} canWrite={canWrite} />
+      {canWrite ? <AddStepSection workflow={workflow} options={options} values={stepForm} errors={problems} csrf={page.csrf} maxSteps={maxSteps} /> : null}
+      <section aria-labelledby="runs-title">
+        <h2 id="runs-title">Runs</h2>
+        <p class="hint">Each run works on a copy of the steps as they were when it started; editing the workflow never changes a run.</p>
+        <RunsTable runs={runs.items} members={members} />
+        {cursor || runs.nextCursor ? (
+          <nav class="pager" aria-label="Pages of runs">
+            {cursor ? <a href={here}>Newest</a> : null}
+            {runs.nextCursor ? <a href={`${here}?cursor=${encodeURIComponent(runs.nextCursor)}`}>Older</a> : null}
+          </nav>
+        ) : null}
+      </section>
+      {canWrite ? (
+        <section aria-labelledby="edit-workflow-title" class="panel">
+          <h2 id="edit-workflow-title">Edit workflow</h2>
+          <form method="post" action={here}>
+            <CsrfField token={page.csrf} />
+            <Field id="name" label="Name" value={saved.name} error={errorFor(problems, 'name')} required maxLength={255} />
+            <TextArea id="description" label="Description" value={saved.description} error={errorFor(problems, 'description')} hint="Optional." maxLength={10_000} />
+            <button type="submit">Save workflow</button>
+          </form>
+        </section>
+      ) : null}
+    </Layout>
+  );
+}
+
+/** DASHBOARD 3 and 7: a workflow's steps and runs; members and above edit, run and delete it. */
+export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+  const workflows = services.workflows;
+
+  /** The workflow at this address: a 404 page for a bad id, another organisation's, or another project's. */
+  async function load(page: PageContext, params: { id: string; wf: string }): Promise<{ project: Project; workflow: Workflow }> {
+    const projectId = pathId(params.id, 'project');
+    const workflow = await workflows.get(page.actor, pathId(params.wf, 'workflow'));
+    if (workflow.project_id !== projectId) throw errors.notFound('workflow');
+    const project = await services.projects.get(page.actor.orgId, projectId);
+    return { project, workflow };
+  }
+
+  /** The page as it stands, with whatever the request adds (a refused form's values and problems, a notice). */
+  async function view(page: PageContext, loaded: { project: Project; workflow: Workflow }, extra: Omit<WorkflowViewProps, 'page' | 'project' | 'workflow' | 'options' | 'runs' | 'maxSteps'> = {}) {
+    const [options, runs] = await Promise.all([
+      memberOptions(services, page.actor),
+      workflows.listRuns(page.actor, loaded.workflow.id, { limit: RUNS_PAGE_SIZE, cursor: extra.cursor }),
+    ]);
+    return <WorkflowView page={page} {...loaded} options={options} runs={runs} maxSteps={workflows.limits.maxSteps} {...extra} />;
+  }
+
+  app.get('/projects/:id/workflows/:wf', { schema: { ...pageSchema(WorkflowQuery), params: WorkflowParams } }, async (request, reply) => {
+    const page = pageContext(request);
+    const loaded = await load(page, request.params);
+    const { cursor, done } = request.query;
+    const notice = done ? (NOTICES[done] ?? null) : null;
+    try {
+      return sendPage(reply, await view(page, loaded, { cursor, notice }));
+    } catch (error) {
+      // A stale or hand-edited cursor: the newest runs, with a sentence a person can act on.
+      pageRefusal(reply, error, [400]);
+      const problems: FormError[] = [{ field: null, message: 'This page link is no longer valid. Start again from the newest runs.' }];
+      return sendPage(reply, await view(page, loaded, { errors: problems }), 400);
+    }
+  });
+
+  app.post('/projects/:id/workflows/:wf/steps', { schema: { hide: true, params: WorkflowParams, body: AddStepForm, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const loaded = await load(page, request.params);
+    const { type = '', title = '', assignee_id = '', due_in = '', duration = '' } = request.body;
+    const values: StepFormValues = { type, title, assignee_id, due_in, duration };
+    try {
+      // Empty fields mean "not given", as the service reads them.
+      const input: StepInput = { type, title, assignee_id, due_in, duration };
+      await workflows.addStep(page.actor, loaded.workflow.id, input);
+    } catch (error) {
+      // 400: a field's problem; 409: the workflow is full. A role that may not edit gets the 403 page.
+      const refusal = pageRefusal(reply, error, [400, 409]);
+      const problems = refusal.status === 409 ? [{ field: null, message: sentence(refusal.message) }] : formErrors(refusal, STEP_LABELS);
+      return sendPage(reply, await view(page, loaded, { stepForm: values, errors: problems }), refusal.status);
+    }
+    return seeOther(reply, `${workflowHref(loaded.project.id, loaded.workflow.id)}?done=step_added`);
+  });
+
+  app.post('/projects/:id/workflows/:wf/steps/:step/remove', { schema: { hide: true, params: StepParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const loaded = await load(page, request.params);
+    await workflows.removeStep(page.actor, loaded.workflow.id, pathId(request.params.step, 'step'));
+    return seeOther(reply, `${workflowHref(loaded.project.id, loaded.workflow.id)}?done=step_removed`);
+  });
+
+  app.post('/projects/:id/workflows/:wf/run', { schema: { hide: true, params: WorkflowParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const loaded = await load(page, request.params);
+    let run: Run;
+    try {
+      run = await workflows.startRun(page.actor, loaded.workflow.id);
+    } catch (error) {
+      // 409: no steps yet, or the organisation's cap of active runs.
+      const refusal = pageRefusal(reply, error, [409]);
+      return sendPage(reply, await view(page, loaded, { errors: [{ field: null, message: sentence(refusal.message) }] }), refusal.status);
+    }
+    return seeOther(reply, `${runHref(run.id)}?done=started`);
+  });
+
+  app.post('/projects/:id/workflows/:wf', { schema: { hide: true, params: WorkflowParams, body: SaveWorkflowForm, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const loaded = await load(page, request.params);
+    const { name = '', description = '' } = request.body;
+    try {
+      await workflows.update(page.actor, loaded.workflow.id, { name, description });
+    } catch (error) {
+      const refusal = pageRefusal(reply, error, [400]);
+      return sendPage(reply, await view(page, loaded, { workflowForm: { name, description }, errors: formErrors(refusal, WORKFLOW_LABELS) }), refusal.status);
+    }
+    return seeOther(reply, `${workflowHref(loaded.project.id, loaded.workflow.id)}?done=saved`);
+  });
+
+  app.get('/projects/:id/workflows/:wf/delete', { schema: { ...pageSchema(), params: WorkflowParams } }, async (request, reply) => {
+    const page = pageContext(request);
+    // The page of an action the role cannot take answers 403, as the action itself would.
+    authorize(page.actor, 'projects', 'update');
+    const loaded = await load(page, request.params);
+    return sendPage(reply, <DeleteWorkflowView page={page} {...loaded} />);
+  });
+
+  app.post('/projects/:id/workflows/:wf/delete', { schema: { hide: true, params: WorkflowParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const loaded = await load(page, request.params);
+    try {
+      await workflows.remove(page.actor, loaded.workflow.id);
+    } catch (error) {
+      // 409 while a run is active: said on the confirmation page, nothing deleted.
+      const refusal = pageRefusal(reply, error, [409]);
+      return sendPage(reply, <DeleteWorkflowView page={page} {...loaded} errors={[{ field: null, message: sentence(refusal.message) }]} />, refusal.status);
+    }
+    // The project page shows the notice for this code once it knows it; an unknown code shows nothing.
+    return seeOther(reply, `${projectHref(loaded.project.id)}?done=workflow_deleted`);
+  });
+};
+
+function DeleteWorkflowView({ page, project, workflow, errors: problems }: { page: PageContext; project: Project; workflow: Workflow; errors?: FormError[] }) {
+  const here = workflowHref(project.id, workflow.id);
+  return (
+    <Layout title="Delete workflow" viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems}>
+      <p class="lead">
+        Delete the workflow <strong>{workflow.name}</strong> of project {project.name}?
+      </p>
+      <p>
+        Its finished runs are deleted with it; tasks its runs created stay in the project as plain tasks. A workflow with an active run cannot be
+        deleted: cancel the run first. This cannot be undone.
+      </p>
+      <div class="actions">
+        <form method="post" action={`${here}/delete`} class="inline-form">
+          <CsrfField token={page.csrf} />
+          <button type="submit" class="button danger">
+            Delete workflow
+          </button>
+        </form>
+        <a href={here}>Back to the workflow</a>
+      </div>
+    </Layout>
+  );
+}

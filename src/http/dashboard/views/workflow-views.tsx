@@ -1,0 +1,53 @@
+import type { RunStatus, StepKind, TaskKind, TaskStatus } from '../../../db/schema.js';
+import type { Run } from '../../../services/runs-view.js';
+
+/** Words shared by the workflow, run and task pages (DASHBOARD 7): states are never shown as codes alone. */
+
+export const STEP_TYPE_WORDS: Record<StepKind, string> = { task: 'Task', approval: 'Approval', wait: 'Wait' };
+
+export const RUN_STATUS_WORDS: Record<RunStatus, string> = {
+  queued: 'Queued',
+  running: 'Running',
+  waiting: 'Waiting',
+  completed: 'Completed',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+export const TASK_STATUS_WORDS: Record<TaskStatus, string> = { open: 'Open', done: 'Done', cancelled: 'Cancelled' };
+
+export const TASK_KIND_WORDS: Record<TaskKind, string> = { todo: 'To-do', approval: 'Approval' };
+
+export const projectHref = (projectId: string) => `/dashboard/projects/${encodeURIComponent(projectId)}`;
+export const workflowHref = (projectId: string, workflowId: string) => `${projectHref(projectId)}/workflows/${encodeURIComponent(workflowId)}`;
+export const runHref = (runId: string) => `/dashboard/runs/${encodeURIComponent(runId)}`;
+
+/**
+ * `?done=` codes the task actions (Mark done / Approve / Reject) add to the page they return to, and the
+ * fixed sentences they stand for: the query text itself is never shown. Any page a `TaskActions` sits on
+ * shows these (My tasks, a run, a project).
+ */
+export const TASK_NOTICES: Record<string, string> = {
+  task_done: 'Task marked done.',
+  approved: 'Approved.',
+  rejected: 'Rejected.',
+};
+
+/** `path` with `done=code` set (replacing one already there), keeping its other parameters and fragment. */
+export function withDone(path: string, code: string): string {
+  const url = new URL(path, 'http://dashboard.invalid');
+  url.searchParams.set('done', code);
+  return `${url.pathname}${url.search}${url.hash}`;
+}
+
+/** A service's refusal as a sentence on the page: its messages start in lower case, as API error messages do. */
+export function sentence(message: string): string {
+  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+/** Who started a run, by today's name; the label recorded at the start (an e-mail) once they are gone. */
+export function startedBy(run: Pick<Run, 'started_by' | 'started_by_label'>, members: ReadonlyMap<string, string>): string {
+  if (run.started_by === null) return run.started_by_label === 'cli' ? 'Command line' : run.started_by_label;
+  return members.get(run.started_by) ?? run.started_by_label;
+}
