@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from './helpers/https-receiver.js';
 import type { Role } from '../src/db/schema.js';
 import type { Container } from '../src/container.js';
 import { DomainError, type ErrorDetail } from '../src/errors.js';
@@ -948,6 +949,35 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
     }
     const runRow = (orgId: string, runId: string) => db().selectFrom('workflow_runs').selectAll().where('org_id', '=', orgId).where('id', '=', runId).executeTakeFirstOrThrow();
     const taskCount = async (orgId: string) => (await db().selectFrom('tasks').select('id').where('org_id', '=', orgId).execute()).length;
+
+    it('wakes the workers when a run becomes due now (started, task finished), not for a Wait timer in the future', async () => {
+      const w = await world();
+      const workflow = await s().workflows.create(w.owner, w.projectId, { name: 'Wakes', steps: [{ type: 'wait', duration: '1h' }, { type: 'task', title: 'After' }] });
+      let wakes = 0;
+      const unsubscribe = env.container.waker.subscribe(() => (wakes += 1));
+      // On PostgreSQL the first subscriber opens the LISTEN connection, which wakes once when it is up.
+      const relay = env.container.waker as { listening?: () => boolean };
+      if (relay.listening) {
+        await waitFor('the LISTEN connection', () => relay.listening!());
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      wakes = 0;
+      try {
+        const run = await s().workflows.startRun(w.owner, workflow.id);
+        expect(wakes).toBe(1);
+        await tick();
+        expect((await runRow(w.org.id, run.id)).wake_at).toBe(clock.now() + HOUR);
+        expect(wakes).toBe(1); // parked on a timer: found by the workers' timers, no wake
+        clock.advance(HOUR);
+        await tick();
+        const task = await db().selectFrom('tasks').select('id').where('run_id', '=', run.id).executeTakeFirstOrThrow();
+        const before = wakes;
+        await s().tasks.resolve(w.owner, task.id, { action: 'done' });
+        expect(wakes).toBe(before + 1);
+      } finally {
+        unsubscribe();
+      }
+    });
 
     it('a lease held by another owner prevents advance: advance returns false and nothing changes', async () => {
       const { w, run } = await queuedRun();

@@ -77,10 +77,15 @@ export function runsRepository(ctx: RepoContext) {
       return Number(row.n);
     },
 
-    /** Changes a run; `wake_at` set to a time puts it in the workers' queue (woken after commit). */
+    /**
+     * Changes a run. A `wake_at` not after the change's own `updated_at` makes the run due now, so the
+     * workers are woken after commit; a later one (a Wait) is found by their timers, and waking every loop
+     * of every process for it cost about a fifth of the engine's throughput (docs/benchmarks.md).
+     */
     async update(orgId: string, runId: string, changes: Updateable<WorkflowRunsTable>): Promise<void> {
       await db.updateTable('workflow_runs').set(changes).where('org_id', '=', orgId).where('id', '=', runId).execute();
-      if (changes.wake_at !== undefined && changes.wake_at !== null) wakeWorkers();
+      const wake = changes.wake_at;
+      if (typeof wake === 'number' && (typeof changes.updated_at !== 'number' || wake <= changes.updated_at)) wakeWorkers();
     },
 
     async updateStep(orgId: string, runId: string, position: number, changes: Updateable<WorkflowRunStepsTable>): Promise<void> {
