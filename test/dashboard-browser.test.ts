@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
 import { recordAttempt } from './helpers/attempts.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, launchChromium } from './helpers/browser.js';
+import { CHROMIUM, launchChromium, newDashboardContext, openWatchedPage } from './helpers/browser.js';
 import { cliJson } from './helpers/cli.js';
 import { latestInvitationToken } from './helpers/mail-outbox.js';
 import { createTestEnv, type TestEnv } from './helpers/test-env.js';
@@ -87,20 +87,12 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
 
   /** A fresh browser profile (cookies of its own); closed after the test. */
   async function newContext(options: { javaScriptEnabled?: boolean } = {}): Promise<BrowserContext> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
-    context.setDefaultTimeout(10_000);
+    const context = await newDashboardContext(browser, options);
     contexts.push(context);
     return context;
   }
 
-  async function openPage(context: BrowserContext): Promise<Page> {
-    const page = await context.newPage();
-    page.on('console', (message) => {
-      if (/Content[ -]Security[ -]Policy/i.test(message.text())) problems.push(`${page.url()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`${page.url()}: uncaught ${error.name}: ${error.message}`));
-    return page;
-  }
+  const openPage = (context: BrowserContext): Promise<Page> => openWatchedPage(context, problems);
 
   /** Clicks a control that loads another page; the response of the page it ends on (after redirects). */
   async function follow(page: Page, control: Locator): Promise<Response> {

@@ -184,15 +184,7 @@ describe('run engine on PostgreSQL with worker processes', () => {
     const allStarted = Date.now();
     await until(
       'every run to finish',
-      async () => {
-        const row = await db
-          .selectFrom('workflow_runs')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('org_id', '=', org.id)
-          .where('status', 'in', ['queued', 'running', 'waiting'])
-          .executeTakeFirstOrThrow();
-        return Number(row.n) === 0;
-      },
+      async () => (await env.container.store.repos.runs.countActive(org.id)) === 0,
       60_000,
     );
     const finished = Date.now();
@@ -246,15 +238,7 @@ describe('run engine on PostgreSQL with worker processes', () => {
     const completer = completeTasksAsTheyAppear(env, org.id);
     await until(
       'every run to finish',
-      async () => {
-        const row = await db
-          .selectFrom('workflow_runs')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('org_id', '=', org.id)
-          .where('status', 'in', ['queued', 'running', 'waiting'])
-          .executeTakeFirstOrThrow();
-        return Number(row.n) === 0;
-      },
+      async () => (await env.container.store.repos.runs.countActive(org.id)) === 0,
       60_000,
     );
     const finished = Date.now();

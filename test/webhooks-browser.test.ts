@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../src/index.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, launchChromium } from './helpers/browser.js';
+import { CHROMIUM, launchChromium, newDashboardContext, openWatchedPage } from './helpers/browser.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness, type ReceivedRequest } from './helpers/https-receiver.js';
 
 /*
@@ -55,13 +55,8 @@ describe.skipIf(SKIP)('webhook pages in a browser (sqlite)', () => {
     apiKey = created.api_key.key;
     await env.container.store.repos.users.update(orgId, created.owner.id, { password_hash: await hashPassword(OWNER_PASSWORD) });
     browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    context.setDefaultTimeout(10_000);
-    page = await context.newPage();
-    page.on('console', (message) => {
-      if (/Content[ -]Security[ -]Policy/i.test(message.text())) problems.push(`${page.url()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`${page.url()}: uncaught ${error.name}: ${error.message}`));
+    context = await newDashboardContext(browser);
+    page = await openWatchedPage(context, problems);
     if (SCREENSHOTS) fs.mkdirSync(SHOTS_DIR, { recursive: true });
   }, 60_000);
 

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../src/index.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, launchChromium } from './helpers/browser.js';
+import { CHROMIUM, launchChromium, newDashboardContext, openWatchedPage } from './helpers/browser.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from './helpers/https-receiver.js';
 
 /*
@@ -63,13 +63,8 @@ describe.skipIf(SKIP)('workflow pages in a browser (sqlite)', () => {
     projectUrl = `${baseUrl}/dashboard/projects/${(project.body as { id: string }).id}`;
 
     browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    context.setDefaultTimeout(10_000);
-    page = await context.newPage();
-    page.on('console', (message) => {
-      if (/Content[ -]Security[ -]Policy/i.test(message.text())) problems.push(`${page.url()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`${page.url()}: uncaught ${error.name}: ${error.message}`));
+    context = await newDashboardContext(browser);
+    page = await openWatchedPage(context, problems);
     if (SCREENSHOTS) fs.mkdirSync(SHOTS_DIR, { recursive: true });
 
     await page.goto(`${baseUrl}/dashboard/login`);

@@ -158,9 +158,10 @@ export async function advanceRun(repos: Repositories, leased: RunRow, at: number
     run = { ...run, status: 'running', started_at: at, current_step: 0 };
     await repos.runs.update(orgId, runId, { status: 'running', started_at: at, current_step: 0, updated_at: at });
   }
-  // Each pass either returns or moves past one step, so the loop is bounded by the run's length.
+  // One read of the steps (at most 20); each pass either returns or moves past one step.
+  const steps = await repos.runs.steps(orgId, runId);
   for (let guard = 0; guard <= run.step_count + 1; guard++) {
-    const step = await repos.runs.step(orgId, runId, run.current_step);
+    const step = steps[run.current_step];
     if (!step) throw new Error(`run ${runId} has no step ${run.current_step}`);
     if (step.status === 'pending') {
       if (step.kind === 'wait') {

@@ -1,5 +1,5 @@
 import type { Repositories } from '../db/repositories/index.js';
-import type { TaskRow } from '../db/schema.js';
+import type { RunRow, TaskRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { errors, fieldError } from '../errors.js';
 import { newId } from '../lib/ids.js';
@@ -89,7 +89,7 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
    * Runs `work` on a task with its run (if any) locked first, then the task: the same order as the
    * engine and "Cancel run", so a person and a worker never deadlock on one run.
    */
-  async function withTaskLocked<T>(actor: Actor, taskId: string, work: (repos: Repositories, task: TaskRow, run: Awaited<ReturnType<Repositories['runs']['findByIdForUpdate']>>) => Promise<T>): Promise<T> {
+  async function withTaskLocked<T>(actor: Actor, taskId: string, work: (repos: Repositories, task: TaskRow, run: RunRow | undefined) => Promise<T>): Promise<T> {
     return store.transaction(async (repos) => {
       const peek = await repos.tasks.findById(actor.orgId, taskId);
       if (!peek) throw errors.notFound('task');

@@ -74,6 +74,12 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
       return pageResult(rows, toUser);
     },
 
+    /** The members among `userIds`, each by name (or e-mail while they have none): for pages that name a few people. */
+    async names(orgId: string, userIds: readonly string[]): Promise<Map<string, string>> {
+      const rows = await store.repos.users.findByIds(orgId, [...new Set(userIds)]);
+      return new Map(rows.map((u) => [u.id, u.name ?? u.email]));
+    },
+
     async get(orgId: string, userId: string): Promise<User> {
       const row = await store.repos.users.findById(orgId, userId);
       if (!row) throw errors.notFound('user');

@@ -1,4 +1,5 @@
 import type { RunRow, RunStepRow, WorkflowRow, WorkflowStepDefinition } from '../db/schema.js';
+import type { Repositories } from '../db/repositories/index.js';
 import type { Store } from '../db/store.js';
 import { toPage } from '../db/repositories/executor.js';
 import { errors, fieldError } from '../errors.js';
@@ -96,11 +97,11 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     return row;
   }
 
-  /** Read-modify-write of one workflow under its lock; `change` returns the new steps (or null: no change). */
+  /** Read-modify-write of one workflow's steps under its lock; `change` returns the new steps. */
   async function editSteps(
     actor: Actor,
     workflowId: string,
-    change: (steps: WorkflowStepDefinition[], row: WorkflowRow, repos: Parameters<Parameters<Store['transaction']>[0]>[0]) => Promise<WorkflowStepDefinition[] | null>,
+    change: (steps: WorkflowStepDefinition[], repos: Repositories) => Promise<WorkflowStepDefinition[]>,
   ): Promise<Workflow> {
     authorize(actor, 'projects', 'update');
     const now = clock.now();
@@ -108,8 +109,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
       const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
       if (!current) throw errors.notFound('workflow');
       const before = parseSteps(current.steps);
-      const after = await change(before, current, repos);
-      if (after === null) return current;
+      const after = await change(before, repos);
       const updated = await repos.workflows.update(actor.orgId, workflowId, { steps: JSON.stringify(after), version: current.version + 1, updated_at: now });
       await recordAudit(repos, actor, {
         action: 'workflow.updated',
@@ -201,7 +201,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
 
     /** Appends a step (or inserts it at `position`, 0-based). */
     addStep(actor: Actor, workflowId: string, input: StepInput, position?: number): Promise<Workflow> {
-      return editSteps(actor, workflowId, async (steps, _row, repos) => {
+      return editSteps(actor, workflowId, async (steps, repos) => {
         checkStepCount(steps.length + 1);
         const step = await readStep(repos, actor.orgId, input);
         const at = position === undefined ? steps.length : position;

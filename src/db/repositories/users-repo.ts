@@ -11,6 +11,11 @@ export function usersRepository({ db }: RepoContext) {
       return db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst();
     },
 
+    async findByIds(orgId: string, userIds: readonly string[]): Promise<UserRow[]> {
+      if (userIds.length === 0) return [];
+      return db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('id', 'in', userIds).execute();
+    },
+
     /** Without an organisation: only for the CLI, which addresses users by their global id. */
     async findByIdAnyOrg(userId: string): Promise<UserRow | undefined> {
       return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();

@@ -4,9 +4,8 @@ import { authorize, can } from '../../../services/actor.js';
 import { isActiveRun } from '../../../services/run-transitions.js';
 import { mayFinishTask } from '../../../services/tasks-service.js';
 import type { RunDetail, RunStep } from '../../../services/runs-view.js';
-import { toIso } from '../../../lib/time.js';
 import type { AppDeps } from '../../app.js';
-import { memberLabel, memberMap, memberOptions } from '../members-options.js';
+import { memberLabel } from '../members-options.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, Table, Time, type FormError } from '../views/components.js';
@@ -36,10 +35,9 @@ function StepState({ step, run, members }: { step: RunStep; run: RunDetail; memb
       // A run that ended early (cancelled) leaves its current step as it was: it stopped with the run.
       if (!active || step.task?.status === 'cancelled') return <>Cancelled</>;
       if (step.type === 'wait') {
-        const until = step.started_at === null ? null : toIso(Date.parse(step.started_at) + (step.duration_ms ?? 0));
         return (
           <>
-            Waiting until <Time iso={until} />
+            Waiting until <Time iso={run.wakes_at} />
           </>
         );
       }
@@ -153,15 +151,17 @@ function RunView({ page, run, members, errors: problems, notice }: RunViewProps)
 export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
   const runs = services.runs;
 
-  async function members(page: PageContext): Promise<ReadonlyMap<string, string>> {
-    return memberMap(await memberOptions(services, page.actor));
+  /** The people the page names: who started the run and whom its steps wait for, one query. */
+  function members(page: PageContext, run: RunDetail): Promise<ReadonlyMap<string, string>> {
+    const ids = [run.started_by, ...run.steps.map((s) => s.task?.assignee_id ?? s.assignee_id)].filter((id): id is string => id !== null);
+    return services.users.names(page.actor.orgId, ids);
   }
 
   app.get('/runs/:run', { schema: { ...pageSchema(RunQuery), params: RunParams } }, async (request, reply) => {
     const page = pageContext(request);
     const run = await runs.get(page.actor, pathId(request.params.run, 'run'));
     const { done } = request.query;
-    return sendPage(reply, <RunView page={page} run={run} members={await members(page)} notice={done ? (NOTICES[done] ?? null) : null} />);
+    return sendPage(reply, <RunView page={page} run={run} members={await members(page, run)} notice={done ? (NOTICES[done] ?? null) : null} />);
   });
 
   app.get('/runs/:run/cancel', { schema: { ...pageSchema(), params: RunParams } }, async (request, reply) => {
@@ -171,7 +171,7 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
     const run = await runs.get(page.actor, pathId(request.params.run, 'run'));
     if (!isActiveRun(run)) {
       const problems = [{ field: null, message: `This run has already finished (${RUN_STATUS_WORDS[run.status].toLowerCase()}); there is nothing to cancel.` }];
-      return sendPage(reply, <RunView page={page} run={run} members={await members(page)} errors={problems} />, 409);
+      return sendPage(reply, <RunView page={page} run={run} members={await members(page, run)} errors={problems} />, 409);
     }
     return sendPage(
       reply,
@@ -205,7 +205,7 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
       // 409: it finished meanwhile; the run page says so. 403 and 404 get their error pages.
       const refusal = pageRefusal(reply, error, [409]);
       const run = await runs.get(page.actor, runId);
-      return sendPage(reply, <RunView page={page} run={run} members={await members(page)} errors={[{ field: null, message: sentence(refusal.message) }]} />, 409);
+      return sendPage(reply, <RunView page={page} run={run} members={await members(page, run)} errors={[{ field: null, message: sentence(refusal.message) }]} />, 409);
     }
     return seeOther(reply, `${runHref(runId)}?done=cancelled`);
   });
