@@ -40,6 +40,8 @@ export interface Config {
   readonly workflowLeaseMs: number;
   readonly logLevel: string;
   readonly trustProxy: boolean;
+  /** Both set, or neither: Stripe drives the subscription through `POST /billing/stripe/webhook` (docs/lifecycle.md). */
+  readonly stripe: { readonly secretKey: string; readonly webhookSecret: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -131,6 +133,18 @@ function readDirectory(env: Env, name: string, fallback: string): string {
   return resolved;
 }
 
+/** STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET switch Stripe on together; one without the other is a mistake. */
+function readStripe(env: Env): Config['stripe'] {
+  const secretKey = env.STRIPE_SECRET_KEY?.trim() || null;
+  const webhookSecret = env.STRIPE_WEBHOOK_SECRET?.trim() || null;
+  if (secretKey === null && webhookSecret === null) return null;
+  if (secretKey === null) throw new ConfigError('STRIPE_SECRET_KEY', 'must be set when STRIPE_WEBHOOK_SECRET is');
+  if (webhookSecret === null) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be set when STRIPE_SECRET_KEY is');
+  if (!/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/.test(secretKey)) throw new ConfigError('STRIPE_SECRET_KEY', 'must be a Stripe secret or restricted key (sk_live_…, sk_test_…, rk_…)');
+  if (!/^whsec_[A-Za-z0-9+/=]+$/.test(webhookSecret)) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be a webhook signing secret (whsec_…)');
+  return Object.freeze({ secretKey, webhookSecret });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   const host = readHost(env, 'HOST', '127.0.0.1');
@@ -154,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   return Object.freeze({
+    stripe: readStripe(env),
     port,
     host,
     dataDir,

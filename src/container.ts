@@ -34,6 +34,10 @@ import { createReplayJobsService } from './services/replay-jobs-service.js';
 import { createDeliveryStatsService } from './services/delivery-stats-service.js';
 import { createUsageService } from './services/usage-service.js';
 import { createWorkflowsService } from './services/workflows-service.js';
+import { createLifecycleService } from './services/lifecycle-service.js';
+import { createDeletionService } from './services/deletion-service.js';
+import { createExportsService } from './services/exports-service.js';
+import { createStripeBilling, type StripeApiOptions, type StripeBilling } from './billing/stripe-billing.js';
 
 /**
  * The composition root: config in, every long-lived part out, wired by hand. `serve`, `worker`, the
@@ -53,6 +57,8 @@ export interface Container {
   authEvents: AuthEvents;
   /** Prometheus metrics; the delivery worker reports attempts through `metrics.deliveryAttempt`. */
   metrics: Metrics;
+  /** Set when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are: the webhook route and the customer portal. */
+  stripe: StripeBilling | null;
   close(): Promise<void>;
 }
 
@@ -62,6 +68,8 @@ export interface ContainerOptions {
   clock?: Clock;
   logger?: FastifyBaseLogger;
   sqliteFile?: string;
+  /** Where the Stripe client sends API calls (tests run a local stand-in); Stripe's own API by default. */
+  stripeApi?: StripeApiOptions;
 }
 
 export function createLogger(config: Config): FastifyBaseLogger {
@@ -108,6 +116,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
   });
   const sessions = createSessionsService({ store, clock });
   const invitations = createInvitationsService({ store, clock, authEvents });
+  const lifecycle = createLifecycleService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger });
   const services: Services = {
     admin: createAdminService({ store, clock, authEvents, apiKeys }),
     apiKeys,
@@ -127,6 +136,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
     organizations: createOrganizationsService({ store }),
     deliveryStats: createDeliveryStatsService({ store, clock }),
     usage,
+    lifecycle,
+    deletion: createDeletionService({ store, clock, mailer, authEvents, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    exports: createExportsService({ store, clock, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     accounts: createAccountsService({ store, clock, sessions, invitations, mailer, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
   };
 
@@ -136,6 +148,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     now: () => clock.now(),
     onCollectError: (err) => logger.warn({ err: (err as Error).message }, 'metrics: could not read delivery statistics'),
   });
+
+  const stripe = config.stripe ? createStripeBilling({ config: config.stripe, store, clock, lifecycle, api: options.stripeApi }) : null;
 
   const health: HealthChecks = {
     database: () => database.ping(),
@@ -154,6 +168,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     waker,
     authEvents,
     metrics,
+    stripe,
     async close() {
       mailer.close();
       await apiKeys.flush();

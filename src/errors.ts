@@ -32,6 +32,14 @@ export const errors = {
   unauthorized: (message = 'a valid API key is required: Authorization: Bearer <key>') =>
     new DomainError(401, 'unauthorized', message),
   forbidden: (message = 'this API key is not allowed to perform this action') => new DomainError(403, 'forbidden', message),
+  workspaceReadOnly: (deletionAt: number | null) =>
+    new DomainError(
+      403,
+      'workspace_read_only',
+      deletionAt === null
+        ? 'this workspace is being deleted; nothing can be changed'
+        : `this workspace is read-only since its subscription was cancelled; it will be deleted on ${new Date(deletionAt).toISOString()}`,
+    ),
   notFound: (what = 'resource') => new DomainError(404, 'not_found', `${what} not found`),
   methodNotAllowed: (allow: string[]) =>
     new DomainError(405, 'method_not_allowed', 'method not allowed on this path', undefined, { allow: allow.join(', ') }),

@@ -1,3 +1,4 @@
+import { ACTIVE_WORKSPACE } from '../src/services/workspace.js';
 import type { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +73,7 @@ describe.each(testDialects())('audit log (%s)', (dialect) => {
       role,
       scope: FULL_SCOPE,
       keyId: null,
+      workspace: ACTIVE_WORKSPACE,
       sessionId: 'sess_test',
       context: { source: 'dashboard', ip: '192.0.2.7', userAgent: UA, requestId: 'req_test' },
     };

@@ -1,3 +1,4 @@
+import { ACTIVE_WORKSPACE } from '../src/services/workspace.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCachedAuthService } from '../src/services/cached-auth-service.js';
 import type { Principal } from '../src/services/permissions.js';
@@ -107,7 +108,7 @@ describe.each(testDialects())('auth cache invalidation across instances (%s)', (
 });
 
 describe('cached auth service (unit)', () => {
-  const principal = (keyId: string, userId: string): Principal => ({ keyId, userId, orgId: 'org_1', email: 'a@example.com', role: 'admin', scope: { kind: 'full' } });
+  const principal = (keyId: string, userId: string): Principal => ({ keyId, userId, orgId: 'org_1', email: 'a@example.com', role: 'admin', scope: { kind: 'full' }, workspace: ACTIVE_WORKSPACE });
 
   function fakeSource() {
     let listener: (i: AuthInvalidation) => void = () => {};

@@ -1,3 +1,4 @@
+import { ACTIVE_WORKSPACE } from '../src/services/workspace.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from './helpers/https-receiver.js';
 import type { Role } from '../src/db/schema.js';
@@ -58,6 +59,7 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
       role: user.role,
       scope: FULL_SCOPE,
       keyId: null,
+      workspace: ACTIVE_WORKSPACE,
       sessionId: 'sess_test',
       context: { source: 'dashboard', ip: '192.0.2.7', userAgent: 'vitest', requestId: 'req_test' },
     };

@@ -5,12 +5,84 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
  * and every row carries `org_id`. `seq` is a per-table increasing integer: it gives lists a strict
  * creation order (even within one millisecond) and is the keyset for cursors.
  */
+/** DASHBOARD 10: `read_only` once cancelled; `deleting` from the moment the deletion job begins. */
+export type OrgState = 'active' | 'read_only' | 'deleting';
+
 export interface OrganizationsTable {
   seq: Generated<number>;
   id: string;
   name: string;
   created_at: number;
   updated_at: number;
+  state: ColumnType<OrgState, OrgState | undefined, OrgState>;
+  cancelled_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Cancellation + 30 days: when the deletion job removes the organisation. */
+  deletion_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the "7 days left" and "1 day left" e-mails went out (each at most once per cancellation). */
+  reminded_7d_at: ColumnType<number | null, number | null | undefined, number | null>;
+  reminded_1d_at: ColumnType<number | null, number | null | undefined, number | null>;
+  deletion_started_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The deletion job's lease, like the workers' other work. */
+  lease_owner: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_expires_at: ColumnType<number | null, number | null | undefined, number | null>;
+  stripe_customer_id: ColumnType<string | null, string | null | undefined, string | null>;
+  stripe_subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** `created` (ms) of the last Stripe event applied: older events are ignored. */
+  stripe_event_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** What remains of a deleted organisation: its id and its dates, nothing else. */
+export interface OrganizationTombstonesTable {
+  id: string;
+  created_at: number;
+  cancelled_at: number | null;
+  deletion_at: number | null;
+  deleted_at: number;
+}
+
+/** Stripe events seen, by id: a replayed event is acknowledged and not applied again. */
+export interface StripeEventsTable {
+  id: string;
+  org_id: string | null;
+  type: string;
+  /** The event's `created`, in ms. */
+  created: number;
+  received_at: number;
+  /** applied, ignored_stale, ignored_unknown_org, ignored_type, ignored_no_change */
+  outcome: string;
+}
+
+export type ExportStatus = 'queued' | 'running' | 'ready' | 'failed';
+
+export interface ExportsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  status: ExportStatus;
+  requested_by: string | null;
+  /** The audit label of who asked (an e-mail, or cli). */
+  requested_by_label: string;
+  format_version: number;
+  size_bytes: number | null;
+  /** JSON object: rows per collection. */
+  counts: string | null;
+  error: string | null;
+  created_at: number;
+  started_at: number | null;
+  ready_at: number | null;
+  /** Ready + 7 days, never past the organisation's deletion date. */
+  expires_at: number | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  updated_at: number;
+}
+
+/** An export's ZIP in order: any instance streams the download from here. */
+export interface ExportChunksTable {
+  export_id: string;
+  org_id: string;
+  position: number;
+  data: Uint8Array;
 }
 
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
@@ -383,6 +455,10 @@ export interface DB {
   delivery_hourly: DeliveryHourlyTable;
   replay_jobs: ReplayJobsTable;
   replay_job_items: ReplayJobItemsTable;
+  organization_tombstones: OrganizationTombstonesTable;
+  stripe_events: StripeEventsTable;
+  exports: ExportsTable;
+  export_chunks: ExportChunksTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -397,6 +473,7 @@ export type DeliveryAttemptRow = Selectable<DeliveryAttemptsTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type AuthTokenRow = Selectable<AuthTokensTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
+export type ExportRow = Selectable<ExportsTable>;
 export type NewProject = Insertable<ProjectsTable>;
 export type ProjectUpdate = Updateable<ProjectsTable>;
 export type ReplayJobRow = Selectable<ReplayJobsTable>;

@@ -3,6 +3,8 @@ import { createDeliveryAgent, type DeliveryAgentOptions } from './agent.js';
 import { startReplayRunner } from './replay-runner.js';
 import { startRunEngine, type RunEngineOptions } from '../workflows/run-engine.js';
 import { createDeliveryWorker, type DeliveryWorkerTuning } from './worker.js';
+import { startLifecycleJob } from '../lifecycle/lifecycle-job.js';
+import { startExportJob } from '../exports/export-job.js';
 
 export interface RunningWorker {
   stop(): Promise<void>;
@@ -61,15 +63,21 @@ export async function startDeliveryWorker(container: Container, options: StartDe
     { runs: container.services.runs, waker: container.waker, logger, clock: container.clock, parallelDefault: store.dialect === 'postgres' ? 8 : 1 },
     { leaseMs: config.workflowLeaseMs, ...(options.pollIntervalMs !== undefined ? { pollMs: options.pollIntervalMs } : {}), ...options.runs },
   );
+  const lifecycle = startLifecycleJob(container, { pollMs: options.pollIntervalMs });
+  const exports = startExportJob(container, { pollMs: options.pollIntervalMs });
   logger.info({ concurrency: config.webhookConcurrency, per_subscription: config.webhookPerSubscriptionConcurrency }, 'delivery worker started');
   return {
     kick: () => {
       worker.kick();
       replays.kick();
       runEngine.kick();
+      lifecycle.kick();
+      exports.kick();
     },
     runsAdvanced: () => runEngine.advanced(),
     async stop() {
+      await exports.stop();
+      await lifecycle.stop();
       await runEngine.stop();
       await replays.stop();
       await worker.stop();

@@ -12,6 +12,7 @@ import { passwordResetMail } from '../mail/password-mail.js';
 import { sendLinkMail } from '../mail/send-link-mail.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Actor, ActorContext, UserActor } from './actor.js';
+import { ACTIVE_WORKSPACE } from './workspace.js';
 import { check, nameProblems, passwordProblems } from './account-rules.js';
 import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
 import { recordAudit, userTarget } from './audit.js';
@@ -221,7 +222,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
         // Also when nobody has the e-mail (an empty transaction): the same round trips either way.
         await store.transaction(async (repos) => {
           for (const user of users) {
-            await recordAudit(repos, sessionActor(user, null, context), { action: 'user.sign_in_failed', target: userTarget(user), outcome: 'failure', at: now });
+            await recordAudit(repos, sessionActor(user, null, context, ACTIVE_WORKSPACE), { action: 'user.sign_in_failed', target: userTarget(user), outcome: 'failure', at: now });
           }
         });
         throw invalidCredentials();
@@ -320,7 +321,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
         if (!user || user.status !== 'active') throw linkNotFound();
         await repos.users.update(user.org_id, user.id, { password_hash: passwordHash });
         await repos.sessions.deleteForUser(user.org_id, user.id, null);
-        await recordAudit(repos, sessionActor(user, null, context), { action: 'user.password_changed', target: userTarget(user), at: now });
+        await recordAudit(repos, sessionActor(user, null, context, ACTIVE_WORKSPACE), { action: 'user.password_changed', target: userTarget(user), at: now });
         return sessions.start(repos, user, context);
       });
     },

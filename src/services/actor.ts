@@ -1,6 +1,7 @@
 import type { AuditSource, Role } from '../db/schema.js';
 import { errors } from '../errors.js';
 import { isAllowed, type Action, type ResourceKind, type Scope } from './permissions.js';
+import type { Workspace } from './workspace.js';
 
 /** Where a change came from, as the audit log records it. */
 export interface ActorContext {
@@ -24,6 +25,8 @@ export interface UserActor {
   readonly scope: Scope;
   readonly keyId: string | null;
   readonly sessionId: string | null;
+  /** The organisation's state as read with the key or session, for this request. */
+  readonly workspace: Workspace;
   readonly context: ActorContext;
 }
 

@@ -6,9 +6,12 @@
 export interface AuthEvents {
   keyRevoked(keyId: string): Promise<void>;
   userChanged(userId: string): Promise<void>;
+  /** The organisation's lifecycle state changed (cancelled, resumed, deletion begun). */
+  orgChanged(orgId: string): Promise<void>;
 }
 
 export const noopAuthEvents: AuthEvents = {
   async keyRevoked() {},
   async userChanged() {},
+  async orgChanged() {},
 };

@@ -26,10 +26,19 @@ export function createAuthService(store: Store): AuthService {
     async authenticate(token) {
       if (token.length > 512) return null;
       const row = await store.repos.apiKeys.findPrincipalByHash(sha256Hex(token));
-      if (!row || row.user_status !== 'active') return null;
+      // From the moment deletion begins, the organisation's keys are dead.
+      if (!row || row.user_status !== 'active' || row.org_state === 'deleting') return null;
       const scope = parseScope(row.scope);
       if (!scope) return null;
-      return { keyId: row.key_id, orgId: row.org_id, userId: row.user_id, email: row.email, role: row.role, scope };
+      return {
+        keyId: row.key_id,
+        orgId: row.org_id,
+        userId: row.user_id,
+        email: row.email,
+        role: row.role,
+        scope,
+        workspace: { state: row.org_state, deletionAt: row.deletion_at },
+      };
     },
   };
 }

@@ -1,7 +1,7 @@
 import { sha256Hex } from '../lib/crypto.js';
 import type { AuthService } from './auth-service.js';
 import type { Principal } from './permissions.js';
-import type { AuthInvalidationSource } from './redis-auth-events.js';
+import type { AuthInvalidation, AuthInvalidationSource } from './redis-auth-events.js';
 
 export interface AuthCacheOptions {
   ttlMs?: number;
@@ -36,7 +36,7 @@ export function createCachedAuthService(inner: AuthService, source: AuthInvalida
     }
     for (const [hash, entry] of entries) {
       const p = entry.principal;
-      if (invalidation.kind === 'key' ? p.keyId === invalidation.keyId : p.userId === invalidation.userId) entries.delete(hash);
+      if (matches(p, invalidation)) entries.delete(hash);
     }
   });
 
@@ -59,4 +59,15 @@ export function createCachedAuthService(inner: AuthService, source: AuthInvalida
     },
     size: () => entries.size,
   };
+}
+
+function matches(p: Principal, invalidation: Exclude<AuthInvalidation, { kind: 'reset' }>): boolean {
+  switch (invalidation.kind) {
+    case 'key':
+      return p.keyId === invalidation.keyId;
+    case 'user':
+      return p.userId === invalidation.userId;
+    case 'org':
+      return p.orgId === invalidation.orgId;
+  }
 }

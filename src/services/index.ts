@@ -17,6 +17,9 @@ import type { TasksService } from './tasks-service.js';
 import type { UsageService } from './usage-service.js';
 import type { WebhooksService } from './webhooks-service.js';
 import type { WorkflowsService } from './workflows-service.js';
+import type { LifecycleService } from './lifecycle-service.js';
+import type { DeletionService } from './deletion-service.js';
+import type { ExportsService } from './exports-service.js';
 
 /** The services the HTTP layer and the CLI call; built by the container. */
 export interface Services {
@@ -39,4 +42,7 @@ export interface Services {
   organizations: OrganizationsService;
   deliveryStats: DeliveryStatsService;
   usage: UsageService;
+  lifecycle: LifecycleService;
+  deletion: DeletionService;
+  exports: ExportsService;
 }

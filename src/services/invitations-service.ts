@@ -9,6 +9,7 @@ import type { AuthEvents } from './auth-events.js';
 import { check, nameProblems, passwordProblems } from './account-rules.js';
 import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
 import { FULL_SCOPE, type ActorContext } from './actor.js';
+import { workspaceReadOnlyError } from './workspace.js';
 import { recordAudit, userTarget } from './audit.js';
 import { toUser, type User } from './users-view.js';
 
@@ -86,6 +87,10 @@ export function createInvitationsService({ store, clock, authEvents }: { store: 
       const passwordHash = await hashPassword(input.password);
       const row = await store.transaction(async (repos) => {
         const invitation = await openInvitation(repos, token, now);
+        // Accepting makes a member: a change a read-only workspace refuses (DASHBOARD 10).
+        const workspace = await repos.organizations.workspace(invitation.org_id);
+        if (!workspace) throw errors.notFound('invitation');
+        if (workspace.state !== 'active') throw workspaceReadOnlyError(workspace);
         if (!(await repos.invitations.markUsed(invitation.org_id, invitation.id, now))) throw errors.notFound('invitation');
         const user = await repos.users.update(invitation.org_id, invitation.user_id, {
           status: 'active',
@@ -94,7 +99,7 @@ export function createInvitationsService({ store, clock, authEvents }: { store: 
           updated_at: now,
         });
         if (!user) throw errors.notFound('invitation');
-        const actor = { type: 'user', orgId: user.org_id, userId: user.id, label: user.email, role: user.role, scope: FULL_SCOPE, keyId: null, sessionId: null, context } as const;
+        const actor = { type: 'user', orgId: user.org_id, userId: user.id, label: user.email, role: user.role, scope: FULL_SCOPE, keyId: null, sessionId: null, workspace, context } as const;
         await recordAudit(repos, actor, {
           action: 'invitation.accepted',
           target: userTarget(user),

@@ -1,4 +1,5 @@
 import type { Role } from '../db/schema.js';
+import type { Workspace } from './workspace.js';
 
 export type ResourceKind = 'projects' | 'users' | 'webhooks';
 export type Action = 'read' | 'create' | 'update' | 'delete';
@@ -20,6 +21,8 @@ export interface Principal {
   readonly email: string;
   readonly role: Role;
   readonly scope: Scope;
+  /** The organisation's lifecycle state when the key was verified (cached principals carry it too). */
+  readonly workspace: Workspace;
 }
 
 /** Parses a scope string; null when it is not one of the accepted forms. */

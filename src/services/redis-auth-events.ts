@@ -3,7 +3,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { AuthEvents } from './auth-events.js';
 
-export type AuthInvalidation = { kind: 'key'; keyId: string } | { kind: 'user'; userId: string } | { kind: 'reset' };
+export type AuthInvalidation =
+  | { kind: 'key'; keyId: string }
+  | { kind: 'user'; userId: string }
+  | { kind: 'org'; orgId: string }
+  | { kind: 'reset' };
 
 /** What a principal cache needs: whether it hears every invalidation right now, and the invalidations. */
 export interface AuthInvalidationSource {
@@ -98,6 +102,7 @@ export function createRedisAuthEvents({ redis, subscriber, prefix, logger, ackTi
     }
     if (parsed.kind === 'key' && parsed.id) emit({ kind: 'key', keyId: parsed.id });
     else if (parsed.kind === 'user' && parsed.id) emit({ kind: 'user', userId: parsed.id });
+    else if (parsed.kind === 'org' && parsed.id) emit({ kind: 'org', orgId: parsed.id });
     else emit({ kind: 'reset' });
     // Acknowledge only after the entry is gone from this instance's cache.
     if (parsed.from && parsed.msg) {
@@ -118,7 +123,7 @@ export function createRedisAuthEvents({ redis, subscriber, prefix, logger, ackTi
     });
   }
 
-  async function publish(kind: 'key' | 'user', id: string): Promise<void> {
+  async function publish(kind: 'key' | 'user' | 'org', id: string): Promise<void> {
     // A short-lived process (the CLI) may publish before its subscription is up; acks need it.
     if (redis.status === 'ready') await waitUntilSubscribed(1000);
     const msg = randomBytes(8).toString('hex');
@@ -161,6 +166,7 @@ export function createRedisAuthEvents({ redis, subscriber, prefix, logger, ackTi
   return {
     keyRevoked: (keyId) => publish('key', keyId),
     userChanged: (userId) => publish('user', userId),
+    orgChanged: (orgId) => publish('org', orgId),
     listening: () => subscribed && !closed,
     subscribe(listener) {
       listeners.add(listener);

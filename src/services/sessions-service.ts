@@ -7,6 +7,7 @@ import type { Clock } from '../lib/time.js';
 import { FULL_SCOPE, type ActorContext, type UserActor } from './actor.js';
 import { recordAudit, userTarget } from './audit.js';
 import { tokenHash } from './link-tokens.js';
+import { ACTIVE_WORKSPACE, type Workspace } from './workspace.js';
 
 /** DASHBOARD 2: a session ends after 2 hours without a request, and 12 hours after sign-in at the latest. */
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
@@ -28,10 +29,11 @@ export interface ResolvedSession {
   expiresAt: number;
   user: UserRow;
   organizationName: string;
+  workspace: Workspace;
   actor: UserActor;
 }
 
-export function sessionActor(user: UserRow, sessionId: string | null, context: ActorContext): UserActor {
+export function sessionActor(user: UserRow, sessionId: string | null, context: ActorContext, workspace: Workspace): UserActor {
   return {
     type: 'user',
     orgId: user.org_id,
@@ -41,6 +43,7 @@ export function sessionActor(user: UserRow, sessionId: string | null, context: A
     scope: FULL_SCOPE,
     keyId: null,
     sessionId,
+    workspace,
     context,
   };
 }
@@ -69,7 +72,8 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
         ip: context.ip,
         user_agent: context.userAgent,
       });
-      await recordAudit(repos, sessionActor(user, sessionId, context), {
+      // Only the audit row reads this actor; the workspace's state plays no part in signing in.
+      await recordAudit(repos, sessionActor(user, sessionId, context, ACTIVE_WORKSPACE), {
         action: 'user.signed_in',
         target: userTarget(user),
         at: now,
@@ -85,7 +89,7 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
       if (!found) return null;
       const { session, user } = found;
       const now = clock.now();
-      if (user.status !== 'active' || now >= session.expires_at || now - session.last_seen_at >= SESSION_IDLE_MS) {
+      if (found.workspace.state === 'deleting' || user.status !== 'active' || now >= session.expires_at || now - session.last_seen_at >= SESSION_IDLE_MS) {
         await store.repos.sessions.delete(session.org_id, session.id);
         return null;
       }
@@ -95,7 +99,8 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
         expiresAt: session.expires_at,
         user,
         organizationName: found.organizationName,
-        actor: sessionActor(user, session.id, context),
+        workspace: found.workspace,
+        actor: sessionActor(user, session.id, context, found.workspace),
       };
     },
 

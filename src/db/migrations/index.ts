@@ -6,6 +6,7 @@ import { accountsAuditMigration } from './003-accounts-audit.js';
 import { usageStatsMigration } from './004-usage-stats.js';
 import { deliveryHistoryMigration } from './005-delivery-history.js';
 import { workflowRunsMigration } from './006-workflow-runs.js';
+import { lifecycleMigration } from './007-lifecycle.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -21,6 +22,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '004_usage_stats': usageStatsMigration(),
         '005_delivery_history': deliveryHistoryMigration(),
         '006_workflow_runs': workflowRunsMigration(dialect),
+        '007_lifecycle': lifecycleMigration(dialect),
       };
     },
   };

@@ -1,5 +1,5 @@
 import type { Insertable } from 'kysely';
-import type { ApiKeyRow, ApiKeysTable, Role, UserStatus } from '../schema.js';
+import type { ApiKeyRow, ApiKeysTable, OrgState, Role, UserStatus } from '../schema.js';
 import type { RepoContext } from './executor.js';
 import { prepared } from './prepared.js';
 
@@ -12,6 +12,8 @@ export interface KeyPrincipalRow {
   scope: string;
   role: Role;
   user_status: UserStatus;
+  org_state: OrgState;
+  deletion_at: number | null;
 }
 
 // Runs on every authenticated request.
@@ -19,7 +21,8 @@ const principalByHash = prepared(1, (db, keyHash: string) =>
   db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.org_id', '=', 'k.org_id'))
-    .select(['k.id as key_id', 'k.org_id', 'k.user_id', 'u.email', 'k.scope', 'u.role', 'u.status as user_status'])
+    .innerJoin('organizations as o', 'o.id', 'k.org_id')
+    .select(['k.id as key_id', 'k.org_id', 'k.user_id', 'u.email', 'k.scope', 'u.role', 'u.status as user_status', 'o.state as org_state', 'o.deletion_at'])
     .where('k.key_hash', '=', keyHash)
     .where('k.revoked_at', 'is', null),
 );

@@ -1,8 +1,11 @@
+import type { Workspace } from '../../services/workspace.js';
 import { sql } from 'kysely';
-import type { OrganizationRow } from '../schema.js';
+import type { Updateable } from 'kysely';
+import type { OrganizationRow, OrganizationsTable, OrgState } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
-export function organizationsRepository({ db, dialect }: RepoContext) {
+export function organizationsRepository(ctx: RepoContext) {
+  const { db, dialect } = ctx;
   return {
     async insert(row: { id: string; name: string; created_at: number }): Promise<void> {
       await db.insertInto('organizations').values({ ...row, updated_at: row.created_at }).execute();
@@ -10,6 +13,24 @@ export function organizationsRepository({ db, dialect }: RepoContext) {
 
     async findById(orgId: string): Promise<OrganizationRow | undefined> {
       return db.selectFrom('organizations').selectAll().where('id', '=', orgId).executeTakeFirst();
+    },
+
+    /** Moves the organisation between lifecycle states; only from `from` (a concurrent change loses). */
+    async setState(
+      orgId: string,
+      from: OrgState,
+      change: Pick<Updateable<OrganizationsTable>, 'state' | 'cancelled_at' | 'deletion_at' | 'reminded_7d_at' | 'reminded_1d_at' | 'updated_at'>,
+    ): Promise<OrganizationRow | undefined> {
+      const row = await db.updateTable('organizations').set(change).where('id', '=', orgId).where('state', '=', from).returningAll().executeTakeFirst();
+      // Resuming makes the organisation's paused runs due again: wake the engine after the commit.
+      if (row && change.state === 'active' && ctx.unit) ctx.unit.workCreated += 1;
+      return row;
+    },
+
+    /** The lifecycle state alone (operators' writes check it in their transaction). */
+    async workspace(orgId: string): Promise<Workspace | undefined> {
+      const row = await db.selectFrom('organizations').select(['state', 'deletion_at']).where('id', '=', orgId).executeTakeFirst();
+      return row && { state: row.state, deletionAt: row.deletion_at };
     },
 
     /**

@@ -8,6 +8,9 @@ const ACTIVE: readonly RunRow['status'][] = ['queued', 'running', 'waiting'];
  * Workflow runs and their steps (migration 006). The organisation-scoped methods serve the services;
  * the `...AcrossOrgs` ones are the run engine's, which serves every organisation.
  */
+/** Runs of a read-only workspace pause (DASHBOARD 10): the engine neither claims them nor waits for them. */
+const organizationActive = sql<boolean>`NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = workflow_runs.org_id AND o.state <> 'active')`;
+
 export function runsRepository(ctx: RepoContext) {
   const { db, dialect } = ctx;
 
@@ -124,7 +127,7 @@ export function runsRepository(ctx: RepoContext) {
     async claimDueAcrossOrgs(input: { owner: string; now: number; leaseMs: number; limit: number }): Promise<{ org_id: string; id: string }[]> {
       const { owner, now, leaseMs, limit } = input;
       const due = sql`SELECT seq FROM workflow_runs
-        WHERE wake_at <= ${now} AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})
+        WHERE wake_at <= ${now} AND (lease_expires_at IS NULL OR lease_expires_at <= ${now}) AND ${organizationActive}
         ORDER BY wake_at LIMIT ${limit}${dialect === 'postgres' ? sql` FOR UPDATE SKIP LOCKED` : sql``}`;
       const claimed = await sql<{ org_id: string; id: string }>`
         UPDATE workflow_runs SET lease_owner = ${owner}, lease_expires_at = ${now + leaseMs}
@@ -154,6 +157,7 @@ export function runsRepository(ctx: RepoContext) {
         .selectFrom('workflow_runs')
         .select(sql<number | null>`min(CASE WHEN lease_expires_at > wake_at THEN lease_expires_at ELSE wake_at END)`.as('at'))
         .where('wake_at', 'is not', null)
+        .where(organizationActive)
         .executeTakeFirst();
       return row?.at == null ? null : Number(row.at);
     },

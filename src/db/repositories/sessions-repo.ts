@@ -1,3 +1,4 @@
+import type { Workspace } from '../../services/workspace.js';
 import type { SessionRow, UserRow } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
@@ -6,6 +7,7 @@ export interface SessionWithUser {
   session: SessionRow;
   user: UserRow;
   organizationName: string;
+  workspace: Workspace;
 }
 
 export function sessionsRepository({ db }: RepoContext) {
@@ -26,7 +28,7 @@ export function sessionsRepository({ db }: RepoContext) {
           's.user_agent as s_user_agent',
           'u.seq', 'u.id', 'u.org_id', 'u.email', 'u.email_normalized', 'u.name', 'u.role', 'u.status', 'u.password_hash',
           'u.created_at', 'u.updated_at',
-          'o.name as organization_name',
+          'o.name as organization_name', 'o.state as org_state', 'o.deletion_at as org_deletion_at',
         ])
         .where('s.token_hash', '=', tokenHash)
         .executeTakeFirst();
@@ -42,6 +44,7 @@ export function sessionsRepository({ db }: RepoContext) {
           role: row.role, status: row.status, password_hash: row.password_hash, created_at: row.created_at, updated_at: row.updated_at,
         },
         organizationName: row.organization_name,
+        workspace: { state: row.org_state, deletionAt: row.org_deletion_at },
       };
     },
 

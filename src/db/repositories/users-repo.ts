@@ -51,6 +51,18 @@ export function usersRepository({ db }: RepoContext) {
         .executeTakeFirst();
     },
 
+    /** Who the lifecycle e-mails go to. */
+    async findActiveOwners(orgId: string): Promise<UserRow[]> {
+      return db
+        .selectFrom('users')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('role', '=', 'owner' satisfies Role)
+        .where('status', '=', 'active' satisfies UserStatus)
+        .orderBy('seq')
+        .execute();
+    },
+
     async countActiveOwners(orgId: string): Promise<number> {
       const row = await db
         .selectFrom('users')
@@ -69,12 +81,14 @@ export function usersRepository({ db }: RepoContext) {
     },
 
     /** Every active user with this e-mail, in any organisation (sign-in: one e-mail may belong to several). */
+    /** Sign-in's candidates; an organisation being deleted has none (DASHBOARD 10). */
     async findActiveByEmailAnyOrg(emailNormalized: string): Promise<UserRow[]> {
       return db
         .selectFrom('users')
         .selectAll()
         .where('email_normalized', '=', emailNormalized)
         .where('status', '=', 'active' satisfies UserStatus)
+        .where((eb) => eb.exists(eb.selectFrom('organizations as o').select('o.id').whereRef('o.id', '=', 'users.org_id').where('o.state', '!=', 'deleting')))
         .orderBy('seq')
         .execute();
     },

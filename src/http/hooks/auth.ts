@@ -5,11 +5,16 @@ import type { UserActor } from '../../services/actor.js';
 import { isAllowed, type Action, type Principal, type ResourceKind } from '../../services/permissions.js';
 import type { AppDeps } from '../app.js';
 import { requestContext } from '../request-context.js';
+import { workspaceReadOnlyError } from '../../services/workspace.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Marks a route as authenticated and names what it touches, for the permission check. */
-    auth?: { resource: ResourceKind; action: Action };
+    /**
+     * Marks a route as authenticated and names what it touches, for the permission check. A change
+     * (any action but `read`) is refused while the workspace is read-only, unless `whileReadOnly` says
+     * it is one of the changes DASHBOARD 10 still allows.
+     */
+    auth?: { resource: ResourceKind; action: Action; whileReadOnly?: true };
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -21,6 +26,7 @@ const WINDOW_MS = 60_000;
 /**
  * Authentication, rate limiting and permission run in `onRequest`, before the body is even parsed, so
  * the contract's order holds: 401, then 429, then 403, and only then 400 from parsing and validation.
+ * The read-only check follows (`workspace_read_only` after `forbidden`, CONTRACT 1).
  * The permission check here is the services' own rule (`isAllowed`, which `authorize` applies inside every
  * service) asked early for the ordering; the services still enforce it for every door.
  */
@@ -49,6 +55,7 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
     services.usage.count(principal.orgId);
 
     if (!isAllowed(principal, auth.resource, auth.action)) throw errors.forbidden();
+    if (auth.action !== 'read' && !auth.whileReadOnly && principal.workspace.state !== 'active') throw workspaceReadOnlyError(principal.workspace);
     request.principal = principal;
     services.apiKeys.touch(principal.orgId, principal.keyId);
   });
@@ -72,6 +79,7 @@ export function actorOf(request: FastifyRequest): UserActor {
     scope: p.scope,
     keyId: p.keyId,
     sessionId: null,
+    workspace: p.workspace,
     context: requestContext(request, 'api'),
   };
 }

@@ -3,6 +3,8 @@ import type { AppDeps } from '../../app.js';
 import { accountPages } from './account.js';
 import { apiKeysPages } from './api-keys.js';
 import { auditLogPages } from './audit-log.js';
+import { billingPages } from './billing.js';
+import { exportPages } from './export.js';
 import { authPages } from './auth.js';
 import { invitationPages } from './invitation.js';
 import { membersPages } from './members.js';
@@ -16,4 +18,4 @@ import { webhookHistoryPages } from './webhook-history.js';
 import { webhooksPages } from './webhooks.js';
 
 /** Every page module of the dashboard, registered under /dashboard. */
-export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, projectDetailPages, workflowsPages, runsPages, myTasksPages];
+export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages];

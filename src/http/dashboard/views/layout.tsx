@@ -30,6 +30,8 @@ export const NAV: readonly NavItem[] = [
   { href: '/dashboard/api-keys', label: 'API keys' },
   { href: '/dashboard/webhooks', label: 'Webhooks' },
   { href: '/dashboard/audit-log', label: 'Audit log', roles: ADMINS },
+  { href: '/dashboard/export', label: 'Export', roles: ADMINS },
+  { href: '/dashboard/billing', label: 'Billing' },
   { href: '/dashboard/account', label: 'Account' },
 ];
 

@@ -1,0 +1,34 @@
+import type { OrgState } from '../db/schema.js';
+import type { Repositories } from '../db/repositories/index.js';
+import { errors } from '../errors.js';
+import type { Actor } from './actor.js';
+
+/**
+ * The organisation's lifecycle as every door sees it (DASHBOARD 10). A read-only workspace refuses
+ * every change except the short list of section 10 (reads, sign-in and sign-out, account settings, data
+ * export, revoking keys, deleting webhook subscriptions, resuming); the services that allow one of those
+ * simply do not call `requireWritable`.
+ */
+export interface Workspace {
+  readonly state: OrgState;
+  /** Cancellation + 30 days; null while active. */
+  readonly deletionAt: number | null;
+}
+
+export const ACTIVE_WORKSPACE: Workspace = { state: 'active', deletionAt: null };
+
+export function workspaceReadOnlyError(workspace: Workspace) {
+  return errors.workspaceReadOnly(workspace.deletionAt);
+}
+
+/**
+ * Throws 403 `workspace_read_only` unless the actor's organisation is active. A person's request carries
+ * the state read with their key or session (the API checks it before validation, in the contract's
+ * order); operators and jobs have no such snapshot, so their organisation is read in the caller's
+ * transaction.
+ */
+export async function requireWritable(repos: Repositories, actor: Actor): Promise<void> {
+  const workspace = actor.type === 'user' ? actor.workspace : await repos.organizations.workspace(actor.orgId);
+  // An organisation that no longer exists is not found by whatever the caller does next.
+  if (workspace && workspace.state !== 'active') throw workspaceReadOnlyError(workspace);
+}
