@@ -38,6 +38,8 @@ export interface Config {
   readonly workflowMaxActiveRuns: number;
   /** How long a worker holds a claimed workflow run before another worker may take it (a killed worker's runs wait this long). */
   readonly workflowLeaseMs: number;
+  /** Rows the deletion job removes per statement (each batch its own transaction). */
+  readonly deletionBatchSize: number;
   readonly logLevel: string;
   readonly trustProxy: boolean;
   /** Both set, or neither: Stripe drives the subscription through `POST /billing/stripe/webhook` (docs/lifecycle.md). */
@@ -192,6 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
     workflowMaxSteps: readInt(env, 'WORKFLOW_MAX_STEPS', 20, 1, 20),
     workflowMaxActiveRuns: readInt(env, 'WORKFLOW_MAX_ACTIVE_RUNS', 1000, 1, 10_000_000),
     workflowLeaseMs: readDuration(env, 'WORKFLOW_LEASE', '30s', 1000),
+    deletionBatchSize: readInt(env, 'DELETION_BATCH_SIZE', 1000, 1, 10_000),
     logLevel,
     trustProxy: readBool(env, 'TRUST_PROXY', false),
   });

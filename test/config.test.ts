@@ -40,6 +40,7 @@ const BAD_VALUES: Array<[variable: string, values: string[]]> = [
   ['WEBHOOK_FAILED_RETENTION', ['1 month']],
   ['AUTH_FAILURE_LIMIT_PER_MINUTE', ['0', 'none']],
   ['AUDIT_RETENTION_DAYS', ['0', '36501', '30d', '1.5', '-1']],
+  ['DELETION_BATCH_SIZE', ['0', '10001', 'all', '1.5']],
   ['LOG_LEVEL', ['verbose']],
   ['TRUST_PROXY', ['sometimes']],
 ];
@@ -67,6 +68,7 @@ describe('configuration', () => {
     expect(config.webhookTimeoutMs).toBe(10_000);
     expect(config.rateLimitPerMinute).toBe(1000);
     expect(config.auditRetentionDays).toBe(180);
+    expect(config.deletionBatchSize).toBe(1000);
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -91,6 +93,7 @@ describe('configuration', () => {
       TRUST_PROXY: 'yes',
       LOG_LEVEL: 'debug',
       AUDIT_RETENTION_DAYS: '36500',
+      DELETION_BATCH_SIZE: '10000',
     });
     expect(config).toMatchObject({
       port: 0,
@@ -107,6 +110,7 @@ describe('configuration', () => {
       trustProxy: true,
       logLevel: 'debug',
       auditRetentionDays: 36_500,
+      deletionBatchSize: 10_000,
     });
     expect(loadConfig({ HOST: 'localhost' }).host).toBe('localhost');
     expect(loadConfig({ DATA_DIR: path.join(scratch, 'created-later') }).dataDir).toBe(path.join(scratch, 'created-later'));

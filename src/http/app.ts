@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
+import type { StripeBilling } from '../billing/stripe-billing.js';
 import type { Config } from '../config.js';
 import { DomainError, errors } from '../errors.js';
 import { databaseUnavailableError, isDatabaseUnavailable } from '../db/availability.js';
@@ -17,6 +18,7 @@ import { registerAuth } from './hooks/auth.js';
 import { registerIdempotency } from './hooks/idempotency.js';
 import { registerMetrics } from './metrics.js';
 import { routes } from './routes/index.js';
+import { stripeWebhookRoutes } from './routes/stripe-webhook.js';
 import { compileValidator, toDetails } from './validation.js';
 
 export interface HealthChecks {
@@ -36,6 +38,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The services' clock, for pages that prefill a time relative to now (the container provides it). */
   clock?: Clock;
+  /** Set when Stripe is configured: its webhook route and the Billing page's customer portal. */
+  stripe?: StripeBilling | null;
 }
 
 export type App = FastifyInstance<
@@ -217,6 +221,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   for (const plugin of routes) await app.register(plugin, deps);
+  // Without Stripe the path does not exist: the normal 404.
+  if (deps.stripe) await app.register(stripeWebhookRoutes, { ...deps, stripe: deps.stripe });
   await app.register(dashboardPlugin, { ...deps, prefix: '/dashboard' });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -115,6 +115,18 @@ async function lookupLink(repos: Repositories, token: string, now: number): Prom
   return tokenState(hash === null ? undefined : (await repos.authTokens.findByTokenHash(hash, PASSWORD_PURPOSES))[0], now);
 }
 
+/**
+ * Whether people of the organisation may still sign in or receive a link: not from the moment its
+ * deletion begins (DASHBOARD 10). Read in the transaction that would start the session or issue the
+ * link, holding the organisation's row, so a deletion beginning at that instant either waits for it (and
+ * then removes what it wrote) or is seen here.
+ */
+async function organizationOpen(repos: Repositories, orgId: string): Promise<boolean> {
+  await repos.organizations.lock(orgId);
+  const workspace = await repos.organizations.workspace(orgId);
+  return workspace !== undefined && workspace.state !== 'deleting';
+}
+
 async function openLink(repos: Repositories, token: string, now: number): Promise<AuthTokenRow> {
   const found = await lookupLink(repos, token, now);
   if (found.state === 'not_found') throw linkNotFound();
@@ -149,6 +161,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
 
   /** A session for a user read again inside the transaction: removed or deactivated meanwhile, no session. */
   async function startFor(repos: Repositories, orgId: string, userId: string, context: ActorContext, gone: () => DomainError) {
+    if (!(await organizationOpen(repos, orgId))) throw gone();
     const user = await repos.users.findById(orgId, userId);
     if (!user || user.status !== 'active') throw gone();
     return sessions.start(repos, user, context);
@@ -254,7 +267,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
         const found: OrganizationChoice[] = [];
         for (const user of matches) {
           const org = await repos.organizations.findById(user.org_id);
-          if (org) found.push({ id: org.id, name: org.name });
+          if (org && org.state !== 'deleting') found.push({ id: org.id, name: org.name });
         }
         return found;
       });
@@ -288,7 +301,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       return store.transaction(async (repos) => {
         const user = actor.orgId === '' ? await repos.users.findByIdAnyOrg(userId) : await repos.users.findById(actor.orgId, userId);
         // Invited users choose their password by accepting the invitation.
-        if (!user || user.status !== 'active') throw errors.notFound('user');
+        if (!user || user.status !== 'active' || !(await organizationOpen(repos, user.org_id))) throw errors.notFound('user');
         const { token, expiresAt } = await issueLink(repos, user, purpose, now);
         return { url: passwordLinkUrl(publicBaseUrl, token), expires_at: toIso(expiresAt) };
       });
@@ -300,7 +313,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       if (found.state !== 'open') return found;
       const { org_id: orgId, user_id: userId, purpose } = found.row;
       const [user, org] = await Promise.all([store.repos.users.findById(orgId, userId), store.repos.organizations.findById(orgId)]);
-      if (!user || user.status !== 'active' || !org) return { state: 'not_found' };
+      if (!user || user.status !== 'active' || !org || org.state === 'deleting') return { state: 'not_found' };
       return { state: 'open', email: user.email, organizationName: org.name, purpose: purpose === 'setup' ? 'setup' : 'reset' };
     },
 
@@ -316,6 +329,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       const passwordHash = await hashPassword(password);
       return store.transaction(async (repos) => {
         const row = await openLink(repos, token, now);
+        if (!(await organizationOpen(repos, row.org_id))) throw linkNotFound();
         if (!(await repos.authTokens.markUsed(row.org_id, row.id, now))) throw linkNotFound();
         const user = await repos.users.findById(row.org_id, row.user_id);
         if (!user || user.status !== 'active') throw linkNotFound();
@@ -346,6 +360,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       const pending = await store.transaction(async (repos) => {
         const links = [];
         for (const user of users) {
+          if (!(await organizationOpen(repos, user.org_id))) continue;
           const org = await repos.organizations.findById(user.org_id);
           links.push({ user, organizationName: org?.name ?? 'Workspace', ...(await issueLink(repos, user, 'reset', now)) });
         }

@@ -6,13 +6,14 @@ import type { Role } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { isValidEmail } from '../lib/email.js';
 import { check, nameProblems } from './account-rules.js';
-import { cliActor, type Actor } from './actor.js';
+import { cliActor, inOrg, type Actor } from './actor.js';
 import type { ApiKeysService, CreatedKey, KeySummary } from './api-keys-service.js';
 import { summarizeKey } from './api-keys-service.js';
 import { createdChanges, recordAudit, userTarget } from './audit.js';
 import type { AuthEvents } from './auth-events.js';
 import { ROLES } from './permissions.js';
 import { normalizeEmail, toUser, type User } from './users-view.js';
+import { requireWritable } from './workspace.js';
 
 export type { CreatedKey, KeySummary } from './api-keys-service.js';
 
@@ -90,6 +91,7 @@ export function createAdminService({ store, clock, authEvents, apiKeys }: AdminS
 
     /** An active member added directly by an operator (no invitation). */
     async addUser(input: { orgId: string; email: string; role: string; name?: string }, actor: Actor = cliActor(input.orgId)): Promise<User> {
+      await requireWritable(store.repos, inOrg(actor, input.orgId));
       const email = checkEmail(input.email);
       const role = checkRole(input.role);
       const name = checkName(input.name, 'name');
@@ -145,6 +147,7 @@ export function createAdminService({ store, clock, authEvents, apiKeys }: AdminS
       return apiKeys.create(cliActor(''), input);
     },
 
+    /** Allowed while the organisation is read-only (DASHBOARD 10), as every revocation is. */
     async revokeKey(keyId: string): Promise<KeySummary> {
       return apiKeys.revoke(cliActor(''), keyId);
     },

@@ -9,6 +9,7 @@ import { inOrg, type Actor } from './actor.js';
 import { createdChanges, recordAudit } from './audit.js';
 import type { AuthEvents } from './auth-events.js';
 import { formatScope, parseScope } from './permissions.js';
+import { requireWritable } from './workspace.js';
 
 export interface CreatedKey {
   id: string;
@@ -118,14 +119,18 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
      * actor is moved into the user's).
      */
     async create(actor: Actor, input: { scope: string; name?: string | null | undefined; userId?: string | undefined }): Promise<CreatedKey> {
+      // A person's organisation is known now (403 before 400); an operator's is the named user's, below.
+      if (actor.type === 'user') await requireWritable(store.repos, actor);
       const name = checkKeyName(input.name);
       return store.transaction(async (repos) => {
         const userId = actor.type === 'user' ? actor.userId : input.userId;
         if (!userId) throw fieldError('user', 'is required');
         const user = actor.type === 'user' ? await repos.users.findById(actor.orgId, userId) : await repos.users.findByIdAnyOrg(userId);
         if (!user) throw errors.notFound('user');
+        const owner = inOrg(actor, user.org_id);
+        if (actor.type !== 'user') await requireWritable(repos, owner);
         if (user.status !== 'active') throw errors.conflict('API keys belong to active users only');
-        return issue(repos, inOrg(actor, user.org_id), user.id, input.scope, name);
+        return issue(repos, owner, user.id, input.scope, name);
       });
     },
 
@@ -135,7 +140,10 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
       return rows.map((row) => ({ ...summarizeKey(row), owner_email: row.owner_email }));
     },
 
-    /** Revokes at once: the key is refused from the next request on, on every instance. */
+    /**
+     * Revokes at once: the key is refused from the next request on, on every instance. Allowed while the
+     * workspace is read-only (DASHBOARD 10): taking access away is never refused.
+     */
     async revoke(actor: Actor, keyId: string): Promise<KeySummary> {
       const now = clock.now();
       const row = await store.transaction(async (repos) => {

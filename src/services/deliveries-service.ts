@@ -7,6 +7,7 @@ import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
 import type { EventType } from './events.js';
 import { requireWebhook } from './webhooks-service.js';
+import { requireWritable } from './workspace.js';
 
 export type { HistoryState } from '../db/repositories/deliveries-repo.js';
 
@@ -236,6 +237,8 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
     /** Queues one replay attempt; 409 while the delivery is still pending, was cancelled, or (addressed by id alone) lost its subscription. */
     async replay(actor: Actor, webhookId: string | null, deliveryId: string): Promise<Delivery> {
       authorize(actor, 'webhooks', 'create');
+      // A replay is a new attempt the organisation asks for, not a delivery of an event committed before.
+      await requireWritable(store.repos, actor);
       const { orgId } = actor;
       // Addressed through a subscription (the API's route), a deleted one is not found, as for reading.
       if (webhookId !== null) await requireWebhook(store.repos, orgId, webhookId);

@@ -9,7 +9,7 @@ import type { AuthEvents } from './auth-events.js';
 import { check, nameProblems, passwordProblems } from './account-rules.js';
 import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
 import { FULL_SCOPE, type ActorContext } from './actor.js';
-import { workspaceReadOnlyError } from './workspace.js';
+import { workspaceReadOnlyError, type Workspace } from './workspace.js';
 import { recordAudit, userTarget } from './audit.js';
 import { toUser, type User } from './users-view.js';
 
@@ -55,6 +55,17 @@ async function openInvitation(repos: Repositories, token: string, now: number): 
   return found.row;
 }
 
+/**
+ * Accepting makes a member: a change a read-only workspace refuses (DASHBOARD 10). The invitation's
+ * organisation is read, as nobody's request carries its state.
+ */
+async function requireActiveOrganization(repos: Repositories, orgId: string): Promise<Workspace> {
+  const workspace = await repos.organizations.workspace(orgId);
+  if (!workspace) throw errors.notFound('invitation');
+  if (workspace.state !== 'active') throw workspaceReadOnlyError(workspace);
+  return workspace;
+}
+
 export type InvitationView =
   | { state: 'open'; email: string; role: Role; organizationName: string }
   | { state: 'not_found' }
@@ -80,17 +91,17 @@ export function createInvitationsService({ store, clock, authEvents }: { store: 
     /** Activates the invited user. Exactly one of concurrent accepts of one link wins; the rest get 404. */
     async accept(token: string, input: AcceptInvitationInput, context: ActorContext): Promise<User> {
       const now = clock.now();
-      // The cheap checks first, so an unknown token never costs a scrypt hash.
-      await openInvitation(store.repos, token, now);
+      // The cheap checks first, so an unknown token (or a read-only workspace) never costs a scrypt hash,
+      // and the refusal comes before the form's 400, in CONTRACT 1's order.
+      const open = await openInvitation(store.repos, token, now);
+      await requireActiveOrganization(store.repos, open.org_id);
       // The rules hold for every door; the JSON endpoint's schema refuses the same values before this.
       check([...nameProblems('name', input.name), ...passwordProblems('password', input.password)]);
       const passwordHash = await hashPassword(input.password);
       const row = await store.transaction(async (repos) => {
         const invitation = await openInvitation(repos, token, now);
-        // Accepting makes a member: a change a read-only workspace refuses (DASHBOARD 10).
-        const workspace = await repos.organizations.workspace(invitation.org_id);
-        if (!workspace) throw errors.notFound('invitation');
-        if (workspace.state !== 'active') throw workspaceReadOnlyError(workspace);
+        // Again in the transaction: the subscription may have been cancelled while the password was hashed.
+        const workspace = await requireActiveOrganization(repos, invitation.org_id);
         if (!(await repos.invitations.markUsed(invitation.org_id, invitation.id, now))) throw errors.notFound('invitation');
         const user = await repos.users.update(invitation.org_id, invitation.user_id, {
           status: 'active',

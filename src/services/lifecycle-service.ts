@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { OrganizationRow, OrgState } from '../db/schema.js';
+import type { Repositories } from '../db/repositories/index.js';
 import type { Store } from '../db/store.js';
 import { errors } from '../errors.js';
 import { toIso, type Clock } from '../lib/time.js';
@@ -36,6 +37,26 @@ export function toLifecycle(row: OrganizationRow): OrganizationLifecycle {
   };
 }
 
+/** The owner rule of DASHBOARD 10: only an owner (or the operator, or Stripe as the system) cancels or resumes. */
+export function mayChangeSubscription(actor: Actor): boolean {
+  return actor.type !== 'user' || actor.role === 'owner';
+}
+
+export function requireOwner(actor: Actor): void {
+  if (!mayChangeSubscription(actor)) throw errors.forbidden('only an owner can cancel or resume the subscription');
+}
+
+/**
+ * An organisation billed through Stripe is cancelled and resumed at Stripe (its customer portal), whose
+ * webhook then moves the state here: a cancellation made only on our side would leave Stripe charging,
+ * and Stripe's next notice of an active subscription would undo it. The operator (CLI) may still override.
+ */
+function requireLocalBilling(actor: Actor, row: OrganizationRow): void {
+  if (actor.type === 'user' && row.stripe_customer_id) {
+    throw errors.conflict('this subscription is billed through Stripe: cancel or resume it on Stripe\'s customer portal ("Manage billing")');
+  }
+}
+
 export interface LifecycleDeps {
   store: Store;
   clock: Clock;
@@ -44,6 +65,13 @@ export interface LifecycleDeps {
   publicBaseUrl: string;
   log: Pick<FastifyBaseLogger, 'error'>;
 }
+
+/**
+ * Runs first in a transition's transaction with the organisation as read there; false leaves it as it is
+ * (`changed: false`). Stripe records its event and checks its order here, so the record and the transition
+ * commit or roll back together (src/billing/stripe-billing.ts).
+ */
+export type TransitionGuard = (repos: Repositories, before: OrganizationRow) => Promise<boolean>;
 
 export interface LifecycleChange {
   organization: OrganizationLifecycle;
@@ -59,10 +87,6 @@ export interface LifecycleChange {
  */
 export function createLifecycleService(deps: LifecycleDeps) {
   const { store, clock, authEvents, mailer, publicBaseUrl, log } = deps;
-
-  function requireOwner(actor: Actor): void {
-    if (actor.type === 'user' && actor.role !== 'owner') throw errors.forbidden('only an owner can cancel or resume the subscription');
-  }
 
   async function found(orgId: string): Promise<OrganizationRow> {
     const row = await store.repos.organizations.findById(orgId);
@@ -91,12 +115,14 @@ export function createLifecycleService(deps: LifecycleDeps) {
     },
 
     /** `active` → `read_only`, deletion in 30 days. With `ifActive`, an organisation already cancelled is left as it is. */
-    async cancel(actor: Actor, options: { ifActive?: boolean } = {}): Promise<LifecycleChange> {
+    async cancel(actor: Actor, options: { ifActive?: boolean; guard?: TransitionGuard } = {}): Promise<LifecycleChange> {
       requireOwner(actor);
       const now = clock.now();
       const result = await store.transaction(async (repos) => {
         const before = await repos.organizations.findById(actor.orgId);
         if (!before) throw errors.notFound('organization');
+        if (options.guard && !(await options.guard(repos, before))) return { row: before, changed: false };
+        requireLocalBilling(actor, before);
         if (before.state !== 'active') {
           if (options.ifActive) return { row: before, changed: false };
           throw errors.conflict(before.state === 'deleting' ? 'this workspace is being deleted' : 'the subscription is already cancelled');
@@ -127,12 +153,14 @@ export function createLifecycleService(deps: LifecycleDeps) {
     },
 
     /** `read_only` → `active` within the 30 days; paused runs carry on. With `ifReadOnly`, an active organisation is left as it is. */
-    async resume(actor: Actor, options: { ifReadOnly?: boolean } = {}): Promise<LifecycleChange> {
+    async resume(actor: Actor, options: { ifReadOnly?: boolean; guard?: TransitionGuard } = {}): Promise<LifecycleChange> {
       requireOwner(actor);
       const now = clock.now();
       const result = await store.transaction(async (repos) => {
         const before = await repos.organizations.findById(actor.orgId);
         if (!before) throw errors.notFound('organization');
+        if (options.guard && !(await options.guard(repos, before))) return { row: before, changed: false };
+        requireLocalBilling(actor, before);
         if (before.state !== 'read_only') {
           if (options.ifReadOnly && before.state === 'active') return { row: before, changed: false };
           throw errors.conflict(before.state === 'deleting' ? 'deletion has begun; the workspace can no longer be resumed' : 'the subscription is not cancelled');

@@ -8,6 +8,7 @@ import { authorize, type Actor } from './actor.js';
 import { createdChanges, diffChanges, recordAudit } from './audit.js';
 import { recordEvent } from './events.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
+import { requireWritable } from './workspace.js';
 
 export interface Project {
   id: string;
@@ -78,6 +79,7 @@ export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
 
     async create(actor: Actor, input: CreateProjectInput): Promise<Project> {
       authorize(actor, 'projects', 'create');
+      await requireWritable(store.repos, actor);
       const { orgId } = actor;
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
@@ -104,6 +106,7 @@ export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
 
     async update(actor: Actor, projectId: string, input: UpdateProjectInput): Promise<Project> {
       authorize(actor, 'projects', 'update');
+      await requireWritable(store.repos, actor);
       const { orgId } = actor;
       const now = clock.now();
       const result = await store.transaction(async (repos) => {
@@ -141,6 +144,7 @@ export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
 
     async remove(actor: Actor, projectId: string): Promise<void> {
       authorize(actor, 'projects', 'delete');
+      await requireWritable(store.repos, actor);
       const { orgId } = actor;
       const now = clock.now();
       await store.transaction(async (repos) => {

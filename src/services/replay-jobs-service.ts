@@ -6,6 +6,7 @@ import type { Store } from '../db/store.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
 import { requireWebhook } from './webhooks-service.js';
+import { requireWritable } from './workspace.js';
 
 /** The most deliveries one bulk replay takes (DASHBOARD 6); a second request takes the next ones. */
 export const MAX_BULK_REPLAY = 10_000;
@@ -88,6 +89,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
 
     async start(actor: Actor, webhookId: string, since: number): Promise<ReplayJob> {
       authorize(actor, 'webhooks', 'create');
+      await requireWritable(store.repos, actor);
       requireSince(since);
       const { orgId } = actor;
       const now = clock.now();
@@ -140,7 +142,8 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
     /**
      * The job runner's step (any organisation): re-queues one batch of the oldest running job in one
      * transaction, skipping deliveries that are no longer failed. Returns how many items it took; 0 when
-     * no job has work left.
+     * no job has work left. A job asked for before the subscription was cancelled carries on in the
+     * read-only workspace: like the deliveries of events committed before, it is work already accepted.
      */
     async runBatch(): Promise<number> {
       const job = await store.repos.replayJobs.nextRunningAcrossOrgs();

@@ -4,6 +4,7 @@ import type { Clock } from '../lib/time.js';
 import { authorize, type Actor } from './actor.js';
 import { advanceRun, finishRun, isActiveRun } from './run-transitions.js';
 import { toRun, toRunStep, type Run, type RunDetail } from './runs-view.js';
+import { requireWritable } from './workspace.js';
 
 export interface RunsServiceDeps {
   store: Store;
@@ -31,6 +32,7 @@ export function createRunsService({ store, clock }: RunsServiceDeps) {
     /** "Cancel run": the run fails with `error_code: cancelled` at once (its open task is cancelled). */
     async cancel(actor: Actor, runId: string): Promise<Run> {
       authorize(actor, 'projects', 'update');
+      await requireWritable(store.repos, actor);
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
         const run = await repos.runs.findByIdForUpdate(actor.orgId, runId);
@@ -50,11 +52,20 @@ export function createRunsService({ store, clock }: RunsServiceDeps) {
       return store.transaction((repos) => repos.runs.claimDueAcrossOrgs({ owner, now, leaseMs, limit }));
     },
 
-    /** Advances one leased run; false when the lease was lost (another worker has the run now). */
+    /**
+     * Advances one leased run; false when the lease was lost (another worker has the run now) or the
+     * organisation became read-only after the claim: then the lease is given back and the run keeps its
+     * wake time, so it is claimed again once the subscription is resumed (DASHBOARD 10: runs pause).
+     */
     async advance(owner: string, key: { org_id: string; id: string }): Promise<boolean> {
       return store.transaction(async (repos) => {
         const run = await repos.runs.findLeasedForUpdate(key.org_id, key.id, owner);
         if (!run) return false;
+        const workspace = await repos.organizations.workspace(run.org_id);
+        if (workspace?.state !== 'active') {
+          await repos.runs.update(run.org_id, run.id, { lease_owner: null, lease_expires_at: null });
+          return false;
+        }
         const now = clock.now();
         if (!isActiveRun(run)) {
           await repos.runs.update(run.org_id, run.id, { wake_at: null, lease_owner: null, lease_expires_at: null });

@@ -8,6 +8,7 @@ import { authorize, type Actor } from './actor.js';
 import { createdChanges, recordAudit } from './audit.js';
 import { recordAssignment, taskTarget, wakeRunAfterTask } from './run-transitions.js';
 import { checkText, optionalLongText, requireMember } from './workflow-steps.js';
+import { requireWritable } from './workspace.js';
 
 export interface Task {
   id: string;
@@ -122,6 +123,7 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
     /** "New task": an open to-do in the project, assigned at once when an assignee is given. */
     async create(actor: Actor, projectId: string, input: CreateTaskInput): Promise<Task> {
       authorize(actor, 'projects', 'update');
+      await requireWritable(store.repos, actor);
       const { orgId } = actor;
       checkText(input.title, 'title');
       const description = optionalLongText(input.description, 'description');
@@ -167,6 +169,7 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
      */
     async assign(actor: Actor, taskId: string, assigneeId: string | null): Promise<Task> {
       authorize(actor, 'projects', 'update');
+      await requireWritable(store.repos, actor);
       const now = clock.now();
       const row = await withTaskLocked(actor, taskId, async (repos, current) => {
         if (assigneeId !== null) await requireMember(repos, actor.orgId, assigneeId, 'assignee_id');
@@ -190,12 +193,15 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
      */
     async resolve(actor: Actor, taskId: string, resolution: TaskResolution): Promise<Task> {
       authorize(actor, 'projects', resolution.action === 'cancel' ? 'update' : 'read');
-      const reason = 'reason' in resolution ? optionalLongText(resolution.reason, 'reason') : null;
       const now = clock.now();
       const row = await withTaskLocked(actor, taskId, async (repos, current, run) => {
         if (resolution.action !== 'cancel') {
           if (!mayFinishTask(actor, current)) throw errors.forbidden('only the assignee or an admin can finish this task');
         }
+        // Who may finish it depends on the task, so the read-only refusal follows that 403 (CONTRACT 1's
+        // order) and precedes the reason's 400.
+        await requireWritable(repos, actor);
+        const reason = 'reason' in resolution ? optionalLongText(resolution.reason, 'reason') : null;
         if (current.status !== 'open') throw errors.conflict(`this task is already ${current.status === 'done' ? 'done' : 'cancelled'}`);
         const approval = current.kind === 'approval';
         if (resolution.action === 'done' && approval) throw errors.conflict('this task is an approval: approve or reject it');

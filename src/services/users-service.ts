@@ -15,6 +15,7 @@ import { decodeCursor, pageResult, type PageRequest, type PageResult } from './p
 import { actingRole, authorize, type Actor } from './actor.js';
 import { recordAudit, userTarget } from './audit.js';
 import { normalizeEmail, toUser, toUserListItem, type User, type UserListItem } from './users-view.js';
+import { requireWritable } from './workspace.js';
 
 export interface InviteUserInput {
   email: string;
@@ -90,6 +91,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
     async invite(actor: Actor, input: InviteUserInput): Promise<User> {
       authorize(actor, 'users', 'create');
       assertOwnerRule(actor, input.role);
+      await requireWritable(store.repos, actor);
       // The API's schema checks this first; the dashboard and other doors rely on this check (CONTRACT 5).
       if ([...input.email].length > EMAIL_MAX_LENGTH) throw fieldError('email', `must be at most ${EMAIL_MAX_LENGTH} characters`);
       if (!EMAIL_PATTERN.test(input.email)) throw fieldError('email', 'must be a valid e-mail address');
@@ -137,6 +139,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
     async changeRole(actor: Actor, userId: string, role: Role): Promise<User> {
       authorize(actor, 'users', 'update');
       assertOwnerRule(actor, role);
+      await requireWritable(store.repos, actor);
       const { orgId } = actor;
       const now = clock.now();
       const result = await store.transaction(async (repos) => {
@@ -169,6 +172,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
      */
     async remove(actor: Actor, userId: string): Promise<void> {
       authorize(actor, 'users', 'delete');
+      await requireWritable(store.repos, actor);
       const { orgId } = actor;
       const now = clock.now();
       await store.transaction(async (repos) => {

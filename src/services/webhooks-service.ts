@@ -9,6 +9,7 @@ import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
 import type { EventType } from './events.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
+import { requireWritable } from './workspace.js';
 
 export interface Webhook {
   id: string;
@@ -102,6 +103,7 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks }: We
 
     async create(actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
       authorize(actor, 'webhooks', 'create');
+      await requireWritable(store.repos, actor);
       checkUrl(input.url, allowPrivateNetworks);
       const secret = input.secret ?? `whsec_${randomToken(32)}`;
       // Duplicates are dropped, keeping the order in which names were first given.
@@ -129,7 +131,10 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks }: We
       return { ...rest, secret, active, status, created_at };
     },
 
-    /** Removes the subscription and cancels its pending deliveries together: no attempt starts after. */
+    /**
+     * Removes the subscription and cancels its pending deliveries together: no attempt starts after.
+     * Allowed while the workspace is read-only (DASHBOARD 10): stopping deliveries is no change to the data.
+     */
     async remove(actor: Actor, webhookId: string): Promise<void> {
       authorize(actor, 'webhooks', 'delete');
       const { orgId } = actor;

@@ -9,6 +9,7 @@ import { authorize, type Actor } from './actor.js';
 import { createdChanges, recordAudit } from './audit.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 import { runTarget } from './run-transitions.js';
+import { requireWritable } from './workspace.js';
 import { toRun, type Run } from './runs-view.js';
 import { checkText, describeStep, MAX_STEPS, optionalLongText, parseSteps, readStep, type StepInput } from './workflow-steps.js';
 
@@ -104,6 +105,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     change: (steps: WorkflowStepDefinition[], repos: Repositories) => Promise<WorkflowStepDefinition[]>,
   ): Promise<Workflow> {
     authorize(actor, 'projects', 'update');
+    await requireWritable(store.repos, actor);
     const now = clock.now();
     const row = await store.transaction(async (repos) => {
       const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
@@ -138,6 +140,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
 
     async create(actor: Actor, projectId: string, input: CreateWorkflowInput): Promise<Workflow> {
       authorize(actor, 'projects', 'update');
+      await requireWritable(store.repos, actor);
       const { orgId } = actor;
       checkText(input.name, 'name');
       const description = optionalLongText(input.description, 'description');
@@ -181,6 +184,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     /** Renames or re-describes; nothing changes, nothing is written. Steps change through addStep/removeStep. */
     async update(actor: Actor, workflowId: string, input: { name?: string | undefined; description?: string | null | undefined }): Promise<Workflow> {
       authorize(actor, 'projects', 'update');
+      await requireWritable(store.repos, actor);
       if (input.name !== undefined) checkText(input.name, 'name');
       const description = input.description === undefined ? undefined : optionalLongText(input.description, 'description');
       const now = clock.now();
@@ -223,6 +227,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
      */
     async remove(actor: Actor, workflowId: string): Promise<void> {
       authorize(actor, 'projects', 'update');
+      await requireWritable(store.repos, actor);
       const now = clock.now();
       await store.transaction(async (repos) => {
         const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
@@ -242,6 +247,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
      */
     async startRun(actor: Actor, workflowId: string): Promise<Run> {
       authorize(actor, 'projects', 'update');
+      await requireWritable(store.repos, actor);
       const { orgId } = actor;
       const now = clock.now();
       const run = await store.transaction(async (repos) => {

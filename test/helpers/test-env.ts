@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createContainer, type Container } from '../../src/container.js';
+import { createContainer, type Container, type ContainerOptions } from '../../src/container.js';
 import { buildApp, type App } from '../../src/http/app.js';
 import type { Clock } from '../../src/lib/time.js';
 
@@ -87,6 +87,8 @@ export interface TestEnvOptions {
   clock?: Clock;
   /** Defaults to a silent logger; pass one to assert on what is logged. */
   logger?: FastifyBaseLogger;
+  /** Where the Stripe client sends API calls (a local stand-in for api.stripe.com). */
+  stripeApi?: ContainerOptions['stripeApi'];
 }
 
 export async function createTestEnv(dialect: TestDialect, options: TestEnvOptions = {}): Promise<TestEnv> {
@@ -99,7 +101,7 @@ export async function createTestEnv(dialect: TestDialect, options: TestEnvOption
     ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
     ...options.env,
   });
-  const container = await createContainer(config, { migrate: true, clock: options.clock, logger: options.logger ?? pino({ level: 'silent' }) });
+  const container = await createContainer(config, { migrate: true, clock: options.clock, logger: options.logger ?? pino({ level: 'silent' }), stripeApi: options.stripeApi });
   const app = await buildApp(container);
   await app.ready();
 

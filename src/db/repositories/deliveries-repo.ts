@@ -7,6 +7,8 @@ import { prepared } from './prepared.js';
 // The worker's completion statements, one row each and compiled once (prepared.ts): a batch of completions
 // runs them per row inside one transaction, so neither Kysely building nor a fresh SQLite prepare (a new
 // SQL text for every batch size or IN-list length) is paid per batch.
+// The attempt is written only while its delivery exists: an organisation's deletion may have removed it
+// during the send, and nothing of that organisation may be written after (INSERT ... SELECT ... WHERE).
 const insertAttemptRow = prepared(
   13,
   (
@@ -25,21 +27,30 @@ const insertAttemptRow = prepared(
     error: string | null,
     outcome: string,
   ) =>
-    db.insertInto('delivery_attempts').values({
-      id,
-      org_id: orgId,
-      delivery_id: deliveryId,
-      attempt_number: attemptNumber,
-      trigger,
-      started_at: startedAt,
-      duration_ms: durationMs,
-      request_headers: requestHeaders,
-      response_status: responseStatus,
-      response_headers: responseHeaders,
-      response_body: responseBody,
-      error,
-      outcome,
-    }),
+    db
+      .insertInto('delivery_attempts')
+      .columns(['id', 'org_id', 'delivery_id', 'attempt_number', 'trigger', 'started_at', 'duration_ms', 'request_headers', 'response_status', 'response_headers', 'response_body', 'error', 'outcome'])
+      .expression((eb) =>
+        eb
+          .selectFrom('deliveries')
+          .select([
+            eb.val(id).as('id'),
+            eb.val(orgId).as('org_id'),
+            eb.val(deliveryId).as('delivery_id'),
+            eb.val(attemptNumber).as('attempt_number'),
+            eb.val(trigger).as('trigger'),
+            eb.val(startedAt).as('started_at'),
+            eb.val(durationMs).as('duration_ms'),
+            eb.val(requestHeaders).as('request_headers'),
+            eb.val(responseStatus).as('response_status'),
+            eb.val(responseHeaders).as('response_headers'),
+            eb.val(responseBody).as('response_body'),
+            eb.val(error).as('error'),
+            eb.val(outcome).as('outcome'),
+          ])
+          .where('deliveries.id', '=', deliveryId),
+      )
+      .returning('delivery_attempts.id'),
 );
 
 // The claim's statements without exclusions (the usual case), one row each for the lease and the load, so
@@ -96,6 +107,8 @@ const claimedRow = prepared(2, (db, seq: number, owner: string) =>
     .selectFrom('deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
     .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'd.webhook_id').onRef('w.org_id', '=', 'd.org_id'))
+    // An organisation being deleted sends nothing more (DASHBOARD 10): its claimed rows are cancelled below.
+    .innerJoin('organizations as o', (join) => join.onRef('o.id', '=', 'd.org_id').on('o.state', '!=', 'deleting'))
     .select([
       'd.seq',
       'd.next_attempt_at',
@@ -494,7 +507,8 @@ export function deliveriesRepository(ctx: RepoContext) {
       }
       rows.sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);
       if (rows.length < seqsLeased.length) {
-        // Pending without a subscription: the deletion's cancellation did not reach it; it never goes out.
+        // Pending without a subscription (the deletion's cancellation did not reach it), or of an organisation
+        // being deleted: it never goes out.
         const found = new Set(rows.map((r) => r.seq));
         await db
           .updateTable('deliveries')
@@ -509,14 +523,19 @@ export function deliveriesRepository(ctx: RepoContext) {
     /**
      * Records finished attempts and moves their deliveries on (the worker commits a batch of completions in
      * one transaction). Each update applies only if the delivery is still pending under our lease: a deletion
-     * may have cancelled it meanwhile; the attempt is still history, but the cancellation stands.
+     * may have cancelled it meanwhile; the attempt is still history, but the cancellation stands. A delivery
+     * that is gone (its organisation was deleted during the send) records nothing.
      */
     async completeQueueAttempts(owner: string, completions: AttemptCompletion[], at: number): Promise<void> {
-      for (const { attempt: a, delivery: d } of completions) {
-        await insertAttemptRow.all(ctx, a.id, a.org_id, a.delivery_id, a.attempt_number, a.trigger, a.started_at, a.duration_ms, a.request_headers, a.response_status, a.response_headers, a.response_body, a.error, a.outcome);
+      const recorded: AttemptCompletion[] = [];
+      for (const completion of completions) {
+        const { attempt: a, delivery: d } = completion;
+        const inserted = await insertAttemptRow.all(ctx, a.id, a.org_id, a.delivery_id, a.attempt_number, a.trigger, a.started_at, a.duration_ms, a.request_headers, a.response_status, a.response_headers, a.response_body, a.error, a.outcome);
+        if (inserted.length === 0) continue;
+        recorded.push(completion);
         await completeDeliveryRow.all(ctx, a.delivery_id, owner, d.status, d.attempt_count, d.failure_count, d.next_attempt_at, d.last_status_code, d.last_error, at);
       }
-      await addHourly(hourlyCounts(completions));
+      await addHourly(hourlyCounts(recorded));
     },
 
     addHourly,

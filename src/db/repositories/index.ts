@@ -1,8 +1,11 @@
 import { apiKeysRepository } from './api-keys-repo.js';
 import { auditRepository } from './audit-repo.js';
 import { authTokensRepository } from './auth-tokens-repo.js';
+import { deletionRepository } from './deletion-repo.js';
 import { deliveriesRepository } from './deliveries-repo.js';
 import { eventsRepository } from './events-repo.js';
+import { exportReadsRepository } from './export-reads-repo.js';
+import { exportsRepository } from './exports-repo.js';
 import type { RepoContext } from './executor.js';
 import { idempotencyRepository } from './idempotency-repo.js';
 import { invitationsRepository } from './invitations-repo.js';
@@ -12,6 +15,7 @@ import { replayJobsRepository } from './replay-jobs-repo.js';
 import { runsRepository } from './runs-repo.js';
 import { requestCountsRepository } from './request-counts-repo.js';
 import { sessionsRepository } from './sessions-repo.js';
+import { stripeEventsRepository } from './stripe-events-repo.js';
 import { tasksRepository } from './tasks-repo.js';
 import { usersRepository } from './users-repo.js';
 import { webhooksRepository } from './webhooks-repo.js';
@@ -36,6 +40,10 @@ export function createRepositories(ctx: RepoContext) {
     authTokens: authTokensRepository(ctx),
     requestCounts: requestCountsRepository(ctx),
     replayJobs: replayJobsRepository(ctx),
+    deletion: deletionRepository(ctx),
+    exports: exportsRepository(ctx),
+    exportReads: exportReadsRepository(ctx),
+    stripeEvents: stripeEventsRepository(ctx),
   };
 }
 

@@ -27,6 +27,23 @@ export function organizationsRepository(ctx: RepoContext) {
       return row;
     },
 
+    /**
+     * The organisation a Stripe customer belongs to, for events whose subscription names no organisation.
+     * Across organisations by nature: the customer id is all the event carries.
+     */
+    async findIdByStripeCustomer(customerId: string): Promise<string | undefined> {
+      const row = await db.selectFrom('organizations').select('id').where('stripe_customer_id', '=', customerId).orderBy('seq').executeTakeFirst();
+      return row?.id;
+    },
+
+    /** Links the organisation to its Stripe customer and subscription, and remembers the time of the event applied. */
+    async recordStripeEvent(
+      orgId: string,
+      change: Pick<Updateable<OrganizationsTable>, 'stripe_customer_id' | 'stripe_subscription_id' | 'stripe_event_at' | 'updated_at'>,
+    ): Promise<void> {
+      await db.updateTable('organizations').set(change).where('id', '=', orgId).execute();
+    },
+
     /** The lifecycle state alone (operators' writes check it in their transaction). */
     async workspace(orgId: string): Promise<Workspace | undefined> {
       const row = await db.selectFrom('organizations').select(['state', 'deletion_at']).where('id', '=', orgId).executeTakeFirst();

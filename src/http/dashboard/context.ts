@@ -2,7 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JSX } from 'preact';
 import { DomainError, errors } from '../../errors.js';
 import { randomToken } from '../../lib/ids.js';
-import type { UserActor } from '../../services/actor.js';
+import { authorize, type UserActor } from '../../services/actor.js';
+import type { Action, ResourceKind } from '../../services/permissions.js';
+import { workspaceReadOnlyError } from '../../services/workspace.js';
 import type { ResolvedSession } from '../../services/sessions-service.js';
 import type { DashboardCookies } from './cookies.js';
 import { csrfToken } from './csrf.js';
@@ -42,7 +44,7 @@ export function pageContext(request: FastifyRequest): PageContext {
   return {
     actor: session.actor,
     session,
-    viewer: { name: session.user.name, email: session.user.email, role: session.user.role, organizationName: session.organizationName },
+    viewer: { name: session.user.name, email: session.user.email, role: session.user.role, organizationName: session.organizationName, workspace: session.actor.workspace },
     csrf: csrfToken(csrfSecret),
   };
 }
@@ -87,10 +89,24 @@ export function pathId(id: string, what: string): string {
 /**
  * The error a form shows on its own page: a refusal (4xx), optionally only of the given statuses, with its
  * headers (Retry-After) set on the reply. Anything else (a fault, or a status the page does not handle)
- * is thrown on to the dashboard's error page.
+ * is thrown on to the dashboard's error page, and so is `workspace_read_only` from every form: one page
+ * says what a read-only workspace still allows (views/error-page.tsx).
  */
 export function pageRefusal(reply: FastifyReply, error: unknown, statuses?: readonly number[]): DomainError {
   if (!(error instanceof DomainError) || error.status >= 500 || (statuses && !statuses.includes(error.status))) throw error;
+  if (isReadOnlyRefusal(error)) throw error;
   if (error.headers) reply.headers(error.headers);
   return error;
+}
+
+export const isReadOnlyRefusal = (error: unknown): boolean => error instanceof DomainError && error.code === 'workspace_read_only';
+
+/**
+ * For a page that checks a form (or shows a change's confirmation step) before calling the service: the
+ * role's 403, then the read-only 403, ahead of the form's own 400, in the API's order (CONTRACT 1). The
+ * services apply the same rules again; this only asks them early, as the API's auth hook does.
+ */
+export function authorizeChange(actor: UserActor, resource: ResourceKind, action: Action): void {
+  authorize(actor, resource, action);
+  if (actor.workspace.state !== 'active') throw workspaceReadOnlyError(actor.workspace);
 }

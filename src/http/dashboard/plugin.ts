@@ -11,10 +11,10 @@ import { DomainError } from '../../errors.js';
 import type { AppDeps } from '../app.js';
 import { requestContext } from '../request-context.js';
 import { dashboardCookies } from './cookies.js';
-import { pageContext, sendPage } from './context.js';
+import { isReadOnlyRefusal, pageContext, sendPage } from './context.js';
 import { csrfMatches, isCrossSite } from './csrf.js';
 import { dashboardPages } from './pages/index.js';
-import { ErrorPage } from './views/error-page.js';
+import { ErrorPage, ReadOnlyPage } from './views/error-page.js';
 
 const ASSETS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../public/dashboard');
 
@@ -134,5 +134,6 @@ function renderError(error: FastifyError | DomainError, request: FastifyRequest,
   }
   if (status >= 500) request.log.error({ err: error }, 'dashboard request failed');
   const signedIn = request.dashboard?.session ? pageContext(request) : null;
+  if (isReadOnlyRefusal(error)) return sendPage(reply, h(ReadOnlyPage, { message, viewer: signedIn?.viewer ?? null, csrf: signedIn?.csrf }), status);
   return sendPage(reply, h(ErrorPage, { status, message, viewer: signedIn?.viewer ?? null, csrf: signedIn?.csrf }), status);
 }

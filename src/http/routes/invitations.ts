@@ -47,6 +47,8 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, 
       response: {
         200: User,
         400: ErrorResponse,
+        // workspace_read_only: the organisation's subscription is cancelled (DASHBOARD 10).
+        403: ErrorResponse,
         404: ErrorResponse,
         410: ErrorResponse,
         413: ErrorResponse,

@@ -29,8 +29,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     },
   });
 
+  // Allowed while the workspace is read-only (DASHBOARD 10): an organisation may always stop deliveries.
   app.delete('/v1/webhooks/:id', {
-    config: { auth: { resource: 'webhooks', action: 'delete' } },
+    config: { auth: { resource: 'webhooks', action: 'delete', whileReadOnly: true } },
     schema: { tags, summary: 'Delete a webhook subscription and cancel its pending deliveries', params: IdParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...authErrorResponses, 404: ErrorResponse } },
     handler: async (request, reply) => {
       await webhooks.remove(actorOf(request), request.params.id);

@@ -1,5 +1,142 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import type { ExportView } from '../../../services/exports-service.js';
 import type { AppDeps } from '../../app.js';
+import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
+import { ActionForm, Table, Time, type FormError } from '../views/components.js';
+import { Layout } from '../views/layout.js';
+import { sentence } from '../views/workflow-views.js';
 
-/** /dashboard/export (DASHBOARD 3). STUB: being built. */
-export const exportPages: FastifyPluginAsyncTypebox<AppDeps> = async () => {};
+const HERE = '/dashboard/export';
+
+/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
+const NOTICES = {
+  requested: 'Export requested. It is built in the background; you will get an e-mail when it is ready to download.',
+} as const;
+
+const ExportQuery = Type.Object({ done: Type.Optional(Type.Literal('requested')) }, { additionalProperties: false });
+const ExportParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
+const RequestForm = FormBody({});
+
+const DOWNLOAD_RESPONSES = {
+  ...htmlResponses,
+  200: { description: "The export's ZIP, streamed as an attachment.", content: { 'application/zip': { schema: Type.String({ format: 'binary' }) } } },
+};
+
+const STATUS_WORDS: Record<ExportView['status'], string> = { queued: 'Queued', running: 'Being built', ready: 'Ready', failed: 'Failed' };
+
+function formatSize(bytes: number | null): string {
+  if (bytes === null) return '—';
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+const downloadHref = (id: string) => `${HERE}/${encodeURIComponent(id)}/download`;
+
+/**
+ * DASHBOARD 3 and 9: /dashboard/export, for admins and owners (others get the 403 page from the service).
+ * "Request export" queues a build in the worker (allowed while the workspace is read-only); the table
+ * "Exports" lists the latest ones, with "Download" while a ready one has not expired (7 days, never past
+ * the deletion date). The download streams the ZIP from the database, so any instance serves it.
+ */
+export const exportPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+  const exports = services.exports;
+
+  async function exportPage(reply: FastifyReply, page: PageContext, extra: { notice?: string | null; error?: unknown } = {}) {
+    const list = await exports.list(page.actor);
+    // A conflict (an export already under way) is explained on the page; anything else goes to the error page.
+    const refusal = extra.error === undefined ? null : pageRefusal(reply, extra.error, [409]);
+    const problems: FormError[] = refusal ? [{ field: null, message: sentence(refusal.message) }] : [];
+    return sendPage(reply, <ExportPageView page={page} list={list} notice={extra.notice ?? null} errors={problems} />, refusal?.status ?? 200);
+  }
+
+  app.get('/export', { schema: pageSchema(ExportQuery) }, async (request, reply) => {
+    const { done } = request.query;
+    return exportPage(reply, pageContext(request), { notice: done ? NOTICES[done] : null });
+  });
+
+  app.post('/export', { schema: { hide: true, body: RequestForm, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    try {
+      await exports.request(page.actor);
+    } catch (error) {
+      return exportPage(reply, page, { error });
+    }
+    return seeOther(reply, `${HERE}?done=requested`);
+  });
+
+  // No HEAD twin: every GET is an audited download.
+  app.get('/export/:id/download', { exposeHeadRoute: false, schema: { hide: true, params: ExportParams, response: DOWNLOAD_RESPONSES } }, async (request, reply) => {
+    const page = pageContext(request);
+    const file = await exports.openDownload(page.actor, pathId(request.params.id, 'export'));
+    return reply
+      .code(200)
+      .type(file.contentType)
+      .header('content-length', String(file.sizeBytes))
+      .header('content-disposition', `attachment; filename="${file.filename}"`)
+      .header('cache-control', 'no-store')
+      .send(file.stream);
+  });
+};
+
+interface ExportPageViewProps {
+  page: PageContext;
+  list: readonly ExportView[];
+  notice: string | null;
+  errors: FormError[];
+}
+
+function ExportPageView({ page, list, notice, errors: problems }: ExportPageViewProps) {
+  const pending = list.some((e) => e.status === 'queued' || e.status === 'running');
+  return (
+    <Layout title="Export" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={problems} notice={notice}>
+      <p>
+        A copy of the workspace's data as a ZIP: a <code>manifest.json</code> and one JSON Lines file per collection (projects, members, API keys,
+        webhook subscriptions, workflows, runs, tasks, deliveries with their attempts, and the audit log). It holds no password, key hash or webhook
+        secret. A ready export can be downloaded for 7 days, or until the workspace is deleted if that is sooner.
+      </p>
+      <section class="panel" aria-labelledby="request-title">
+        <h2 id="request-title">New export</h2>
+        <p class="muted">
+          {pending
+            ? 'An export is being prepared. A new one can be requested once it is ready.'
+            : 'The export is built in the background; you will get an e-mail when it is ready.'}
+        </p>
+        <ActionForm action={HERE} csrf={page.csrf} label="Request export" />
+      </section>
+      <ExportsTable list={list} />
+    </Layout>
+  );
+}
+
+function ExportsTable({ list }: { list: readonly ExportView[] }) {
+  return (
+    <Table caption="Exports" headers={['Requested', 'By', 'Status', 'Size', 'Expires', 'File']} empty="No exports yet.">
+      {list.map((e) => (
+        <tr>
+          <td>
+            <Time iso={e.created_at} />
+          </td>
+          <td>{e.requested_by_label === 'cli' ? 'Command line' : e.requested_by_label}</td>
+          <td>
+            {STATUS_WORDS[e.status]}
+            {e.status === 'failed' && e.error ? <span class="cell-sub">{e.error}</span> : null}
+            {e.status === 'ready' && !e.downloadable ? <span class="cell-sub">Expired</span> : null}
+          </td>
+          <td>{formatSize(e.size_bytes)}</td>
+          <td>{e.expires_at ? <Time iso={e.expires_at} /> : <span class="muted">—</span>}</td>
+          <td>
+            {e.downloadable ? (
+              <a href={downloadHref(e.id)}>Download</a>
+            ) : (
+              <span class="muted">—</span>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
+  );
+}

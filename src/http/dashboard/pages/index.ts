@@ -4,6 +4,7 @@ import { accountPages } from './account.js';
 import { apiKeysPages } from './api-keys.js';
 import { auditLogPages } from './audit-log.js';
 import { billingPages } from './billing.js';
+import { billingPortalPages } from './billing-portal.js';
 import { exportPages } from './export.js';
 import { authPages } from './auth.js';
 import { invitationPages } from './invitation.js';
@@ -18,4 +19,4 @@ import { webhookHistoryPages } from './webhook-history.js';
 import { webhooksPages } from './webhooks.js';
 
 /** Every page module of the dashboard, registered under /dashboard. */
-export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages];
+export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages, billingPortalPages];

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Role } from '../../../db/schema.js';
-import { authorize, can } from '../../../services/actor.js';
+import { can } from '../../../services/actor.js';
 import type { PageResult } from '../../../services/pagination.js';
 import { ROLES } from '../../../services/permissions.js';
 import type { User } from '../../../services/users-view.js';
 import type { AppDeps } from '../../app.js';
-import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, CsrfField, errorFor, Field, Select, Table, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
@@ -183,8 +183,8 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
 
   app.get('/members/:id/remove', { schema: { ...pageSchema(), params: MemberParams } }, async (request, reply) => {
     const page = pageContext(request);
-    // The page of an action the role cannot take answers 403, as the action itself would.
-    authorize(page.actor, 'users', 'delete');
+    // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
+    authorizeChange(page.actor, 'users', 'delete');
     const { id } = request.params;
     pathId(id, 'member');
     const user = await users.get(page.actor.orgId, id);

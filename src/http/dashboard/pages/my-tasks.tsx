@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { DomainError, errors } from '../../../errors.js';
 import { mayFinishTask, type Task, type TaskResolution } from '../../../services/tasks-service.js';
 import type { AppDeps } from '../../app.js';
-import { pageContext, pageRefusal, pathId, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
+import { authorizeChange, pageContext, pageRefusal, pathId, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Table, TextArea, Time, type FormError } from '../views/components.js';
@@ -112,8 +112,9 @@ export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   app.get('/tasks/:id/reject', { schema: { ...pageSchema(RejectQuery), params: TaskParams } }, async (request, reply) => {
     const page = pageContext(request);
     const task = await tasks.get(page.actor, pathId(request.params.id, 'task'));
-    // The page of an action the person cannot take answers 403, as the action itself would.
+    // The page of an action the person (or a read-only workspace) cannot take answers 403, as the action itself would.
     if (!mayFinishTask(page.actor, task)) throw errors.forbidden('only the assignee or an admin can finish this task');
+    authorizeChange(page.actor, 'projects', 'read');
     if (task.status !== 'open' || task.kind !== 'approval') {
       const message = task.status !== 'open' ? `this task is already ${task.status === 'done' ? 'done' : 'cancelled'}` : 'this task is not an approval: mark it done';
       return refused(reply, page, errors.conflict(message));

@@ -3,14 +3,14 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ProjectStatus } from '../../../db/schema.js';
 import { errors, type DomainError, type ErrorDetail } from '../../../errors.js';
-import { authorize, can } from '../../../services/actor.js';
+import { can } from '../../../services/actor.js';
 import type { Project, UpdateProjectInput } from '../../../services/projects-service.js';
 import { mayFinishTask, readDueDate, type Task } from '../../../services/tasks-service.js';
 import { checkText } from '../../../services/workflow-steps.js';
 import type { Workflow } from '../../../services/workflows-service.js';
 import type { AppDeps } from '../../app.js';
 import { UpdateProjectBody } from '../../schemas/projects.js';
-import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { validateAs } from '../form-validation.js';
 import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
@@ -391,7 +391,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
     // A role without the form gets the 403 page whatever the form holds, as the API answers 403 before 400.
-    authorize(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'projects', 'update');
     const edit: EditValues = { name: request.body.name ?? '', description: request.body.description ?? '', status: request.body.status ?? '' };
     try {
       // The API's body schema: "" clears the description, as it does through PUT /v1/projects/:id.
@@ -416,15 +416,15 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
 
   app.get('/projects/:id/delete', { schema: { ...pageSchema(), params: ProjectParams } }, async (request, reply) => {
     const page = pageContext(request);
-    // The page of an action the role cannot take answers 403, as the action itself would.
-    authorize(page.actor, 'projects', 'delete');
+    // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
+    authorizeChange(page.actor, 'projects', 'delete');
     const project = await services.projects.get(page.actor.orgId, pathId(request.params.id, 'project'));
     return sendPage(reply, <DeleteProjectView page={page} project={project} />);
   });
 
   app.post('/projects/:id/delete', { schema: { hide: true, params: ProjectParams, body: DeleteForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    authorize(page.actor, 'projects', 'delete');
+    authorizeChange(page.actor, 'projects', 'delete');
     const project = await services.projects.get(page.actor.orgId, pathId(request.params.id, 'project'));
     const typed = request.body.confirm_name ?? '';
     // Typing the name is the confirmation: anything else deletes nothing.
@@ -439,7 +439,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
   app.post('/projects/:id/workflows', { schema: { hide: true, params: ProjectParams, body: WorkflowForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
-    authorize(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'projects', 'update');
     const workflow: WorkflowValues = { name: request.body.name ?? '', description: request.body.description ?? '' };
     let created: Workflow;
     try {
@@ -453,7 +453,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
   app.post('/projects/:id/tasks', { schema: { hide: true, params: ProjectParams, body: TaskForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
-    authorize(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'projects', 'update');
     const task: TaskValues = { title: request.body.title ?? '', assignee_id: request.body.assignee_id ?? '', due_date: request.body.due_date ?? '' };
     try {
       await services.tasks.create(page.actor, projectId, { title: task.title, assignee_id: task.assignee_id || null, due_at: readTaskForm(task) });
@@ -467,7 +467,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
     const taskId = pathId(request.params.task, 'task');
-    authorize(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'projects', 'update');
     // The task must be this project's: another project's id in this path names nothing here.
     const current = await services.tasks.get(page.actor, taskId);
     if (current.project_id !== projectId) throw errors.notFound('task');

@@ -5,7 +5,7 @@ import { can } from '../../../services/actor.js';
 import type { ProjectListItem } from '../../../services/projects-service.js';
 import type { AppDeps } from '../../app.js';
 import { CreateProjectBody } from '../../schemas/projects.js';
-import { pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
+import { authorizeChange, pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors, validateAs } from '../form-validation.js';
 import { FormBody, FormText, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
@@ -83,6 +83,7 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const page = pageContext(request);
     const { name = '', description = '', status = 'active' } = request.body;
     try {
+      authorizeChange(page.actor, 'projects', 'create');
       const input = validateAs<{ name: string; description?: string; status?: 'active' | 'draft' }>(CreateProjectBody, {
         name,
         ...(description === '' ? {} : { description }),

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { authorize, can } from '../../../services/actor.js';
+import { can } from '../../../services/actor.js';
 import { isActiveRun } from '../../../services/run-transitions.js';
 import { mayFinishTask } from '../../../services/tasks-service.js';
 import type { RunDetail, RunStep } from '../../../services/runs-view.js';
 import type { AppDeps } from '../../app.js';
 import { memberLabel } from '../members-options.js';
-import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
@@ -166,8 +166,8 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
 
   app.get('/runs/:run/cancel', { schema: { ...pageSchema(), params: RunParams } }, async (request, reply) => {
     const page = pageContext(request);
-    // The page of an action the role cannot take answers 403, as the action itself would.
-    authorize(page.actor, 'projects', 'update');
+    // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
+    authorizeChange(page.actor, 'projects', 'update');
     const run = await runs.get(page.actor, pathId(request.params.run, 'run'));
     if (!isActiveRun(run)) {
       const problems = [{ field: null, message: `This run has already finished (${RUN_STATUS_WORDS[run.status].toLowerCase()}); there is nothing to cancel.` }];

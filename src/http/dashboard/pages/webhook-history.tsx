@@ -3,14 +3,14 @@ import { Type } from '@sinclair/typebox';
 import type { Config } from '../../../config.js';
 import { DomainError, errors, type ErrorDetail } from '../../../errors.js';
 import { DAY_MS, systemClock, toIso } from '../../../lib/time.js';
-import { authorize, can } from '../../../services/actor.js';
+import { can } from '../../../services/actor.js';
 import { HISTORY_SCAN_LIMIT, HISTORY_STATES, type DeliveryDetail, type HistoryFilterInput, type HistoryResult, type HistoryState } from '../../../services/deliveries-service.js';
 import type { DeliveryHealth } from '../../../services/delivery-stats-service.js';
 import { EVENT_TYPES, type EventType } from '../../../services/events.js';
 import { MAX_BULK_REPLAY, type ReplayJob, type ReplayPreview } from '../../../services/replay-jobs-service.js';
 import type { Webhook } from '../../../services/webhooks-service.js';
 import type { AppDeps } from '../../app.js';
-import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { parseUtcDateTime, readTimeField, utcDateTimeValue } from '../datetime.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
@@ -141,7 +141,7 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
   app.get('/webhooks/:id/replay-failed', { schema: { ...pageSchema(ReplayFailedQuery), params: WebhookParams } }, async (request, reply) => {
     const page = pageContext(request);
     // Only those who may replay see the count: 403 before anything about the subscription or the time.
-    authorize(page.actor, 'webhooks', 'create');
+    authorizeChange(page.actor, 'webhooks', 'create');
     const webhook = await services.webhooks.get(page.actor, pathId(request.params.id, 'webhook'));
     const sinceText = request.query.since?.trim();
     if (!sinceText) {
@@ -157,7 +157,7 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
 
   app.post('/webhooks/:id/replay-failed', { schema: { hide: true, params: WebhookParams, body: ReplayFailedBody, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    authorize(page.actor, 'webhooks', 'create');
+    authorizeChange(page.actor, 'webhooks', 'create');
     const webhook = await services.webhooks.get(page.actor, pathId(request.params.id, 'webhook'));
     const sinceText = request.body.since?.trim() ?? '';
     const since = parseUtcDateTime(sinceText);

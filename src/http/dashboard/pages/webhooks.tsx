@@ -7,7 +7,7 @@ import type { PageResult } from '../../../services/pagination.js';
 import type { CreatedWebhook, CreateWebhookInput, Webhook } from '../../../services/webhooks-service.js';
 import type { AppDeps } from '../../app.js';
 import { CreateWebhookBody } from '../../schemas/webhooks.js';
-import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { validateAs } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, CsrfField, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
@@ -263,7 +263,7 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   app.post('/webhooks', { schema: { hide: true, body: CreateForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     // A role without the form gets the error page whatever the form holds, as the API answers 403 before 400.
-    authorize(page.actor, 'webhooks', 'create');
+    authorizeChange(page.actor, 'webhooks', 'create');
     const { url = '', events, secret = '' } = request.body;
     const form: CreateFormValues = { url, events: events === undefined ? [] : Array.isArray(events) ? events : [events], secret };
     let created: CreatedWebhook;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../../errors.js';
-import { authorize, can } from '../../../services/actor.js';
+import { can } from '../../../services/actor.js';
 import type { PageResult } from '../../../services/pagination.js';
 import type { Project } from '../../../services/projects-service.js';
 import type { Run } from '../../../services/runs-view.js';
@@ -9,7 +9,7 @@ import { formatStepDuration, type StepInput } from '../../../services/workflow-s
 import type { Workflow, WorkflowStep } from '../../../services/workflows-service.js';
 import type { AppDeps } from '../../app.js';
 import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
-import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, CsrfField, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
@@ -286,8 +286,8 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
 
   app.get('/projects/:id/workflows/:wf/delete', { schema: { ...pageSchema(), params: WorkflowParams } }, async (request, reply) => {
     const page = pageContext(request);
-    // The page of an action the role cannot take answers 403, as the action itself would.
-    authorize(page.actor, 'projects', 'update');
+    // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
+    authorizeChange(page.actor, 'projects', 'update');
     const loaded = await load(page, request.params);
     return sendPage(reply, <DeleteWorkflowView page={page} {...loaded} />);
   });

@@ -27,3 +27,28 @@ export function ErrorPage({ status, message, viewer, csrf }: { status: number; m
     </Layout>
   );
 }
+
+/**
+ * A change refused because the workspace is read-only (DASHBOARD 10), whichever form asked: the refusal
+ * listed first (role="alert"), then, for a member, what still works and where an owner resumes the
+ * subscription (an invitee, not yet a member, is only told).
+ */
+export function ReadOnlyPage({ message, viewer, csrf }: { message: string; viewer?: Viewer | null; csrf?: string }) {
+  const sentence = `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
+  return (
+    <Layout title="This workspace is read-only" viewer={viewer ?? null} csrf={csrf} errors={[{ field: null, message: sentence }]}>
+      <p class="lead">Nothing was changed.</p>
+      {viewer ? (
+        <>
+          <p>
+            While the subscription is cancelled you can still read everything, export the data, revoke API keys, delete webhook subscriptions
+            and change your own account. An owner can resume the subscription on the <a href="/dashboard/billing">Billing</a> page.
+          </p>
+          <p>
+            <a href="/dashboard">Go to the dashboard</a>
+          </p>
+        </>
+      ) : null}
+    </Layout>
+  );
+}

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { Role } from '../../../db/schema.js';
+import type { Workspace } from '../../../services/workspace.js';
 import { CsrfField, ErrorSummary, Notice, type FormError } from './components.js';
 
 /** What every signed-in page knows about who is looking. */
@@ -8,6 +9,8 @@ export interface Viewer {
   email: string;
   role: Role;
   organizationName: string;
+  /** The organisation's lifecycle state as read with the session, for the read-only banner. */
+  workspace: Workspace;
 }
 
 export interface NavItem {
@@ -69,6 +72,27 @@ function Nav({ viewer, csrf, current }: { viewer: Viewer; csrf: string; current?
   );
 }
 
+/**
+ * DASHBOARD 10: every page of a cancelled workspace says so, with the (UTC) day its data is deleted. It
+ * sits in the header landmark and is a status region, so it is found and announced without a search.
+ */
+export function ReadOnlyBanner({ workspace }: { workspace: Workspace }) {
+  if (workspace.state === 'active') return null;
+  if (workspace.deletionAt === null) {
+    return (
+      <p class="read-only-banner" role="status">
+        This workspace is being deleted.
+      </p>
+    );
+  }
+  const iso = new Date(workspace.deletionAt).toISOString();
+  return (
+    <p class="read-only-banner" role="status">
+      This workspace is read-only. It will be deleted on <time dateTime={iso}>{iso.slice(0, 10)}</time>.
+    </p>
+  );
+}
+
 /** Every dashboard page: landmarks, a skip link, the navigation, errors first. No inline script or style. */
 export function Layout({ title, viewer, csrf, current, errors, notice, children }: LayoutProps) {
   const fullTitle = viewer ? `${title} · ${viewer.organizationName} · Workspace` : `${title} · Workspace`;
@@ -95,6 +119,7 @@ export function Layout({ title, viewer, csrf, current, errors, notice, children 
               <span>{viewer.name ?? viewer.email}</span> <span class="muted">· {viewer.organizationName} · {viewer.role}</span>
             </p>
           ) : null}
+          {viewer ? <ReadOnlyBanner workspace={viewer.workspace} /> : null}
         </header>
         {viewer && csrf ? <Nav viewer={viewer} csrf={csrf} current={current} /> : null}
         <main id="main" tabindex={-1}>
