@@ -109,6 +109,49 @@ export function createLifecycleService(deps: LifecycleDeps) {
     }
   }
 
+  /**
+   * One move between `from` and `set.state`: the owner rule, then in one transaction the organisation
+   * read, the caller's guard, the billing rule, the state check, the update (reminders start afresh) and
+   * its audit row; after the commit, every instance drops the organisation's cached principals.
+   */
+  async function transition(
+    actor: Actor,
+    guard: TransitionGuard | undefined,
+    move: {
+      from: OrgState;
+      /** The organisation is already where the caller wants it: no change, no error. */
+      leaveAsIs: (state: OrgState) => boolean;
+      refusal: (state: OrgState) => string;
+      set: { state: OrgState; cancelled_at: number | null; deletion_at: number | null };
+      action: 'subscription.cancelled' | 'subscription.resumed';
+      at: number;
+    },
+  ): Promise<{ row: OrganizationRow; changed: boolean }> {
+    requireOwner(actor);
+    const result = await store.transaction(async (repos) => {
+      const before = await repos.organizations.findById(actor.orgId);
+      if (!before) throw errors.notFound('organization');
+      if (guard && !(await guard(repos, before))) return { row: before, changed: false };
+      requireLocalBilling(actor, before);
+      if (before.state !== move.from) {
+        if (move.leaveAsIs(before.state)) return { row: before, changed: false };
+        throw errors.conflict(move.refusal(before.state));
+      }
+      const row = await repos.organizations.setState(actor.orgId, move.from, { ...move.set, reminded_7d_at: null, reminded_1d_at: null, updated_at: move.at });
+      if (!row) throw errors.conflict('the subscription changed meanwhile; try again');
+      const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(ms));
+      await recordAudit(repos, actor, {
+        action: move.action,
+        target: { type: 'organization', id: row.id, label: row.name },
+        changes: { state: { old: before.state, new: row.state }, deletion_at: { old: isoOrNull(before.deletion_at), new: isoOrNull(row.deletion_at) } },
+        at: move.at,
+      });
+      return { row, changed: true };
+    });
+    if (result.changed) await authEvents.orgChanged(actor.orgId);
+    return result;
+  }
+
   return {
     async show(actor: Actor): Promise<OrganizationLifecycle> {
       return toLifecycle(await found(actor.orgId));
@@ -116,74 +159,31 @@ export function createLifecycleService(deps: LifecycleDeps) {
 
     /** `active` → `read_only`, deletion in 30 days. With `ifActive`, an organisation already cancelled is left as it is. */
     async cancel(actor: Actor, options: { ifActive?: boolean; guard?: TransitionGuard } = {}): Promise<LifecycleChange> {
-      requireOwner(actor);
       const now = clock.now();
-      const result = await store.transaction(async (repos) => {
-        const before = await repos.organizations.findById(actor.orgId);
-        if (!before) throw errors.notFound('organization');
-        if (options.guard && !(await options.guard(repos, before))) return { row: before, changed: false };
-        requireLocalBilling(actor, before);
-        if (before.state !== 'active') {
-          if (options.ifActive) return { row: before, changed: false };
-          throw errors.conflict(before.state === 'deleting' ? 'this workspace is being deleted' : 'the subscription is already cancelled');
-        }
-        const deletionAt = now + GRACE_PERIOD_MS;
-        const row = await repos.organizations.setState(actor.orgId, 'active', {
-          state: 'read_only',
-          cancelled_at: now,
-          deletion_at: deletionAt,
-          reminded_7d_at: null,
-          reminded_1d_at: null,
-          updated_at: now,
-        });
-        if (!row) throw errors.conflict('the subscription changed meanwhile; try again');
-        await recordAudit(repos, actor, {
-          action: 'subscription.cancelled',
-          target: { type: 'organization', id: row.id, label: row.name },
-          changes: { state: { old: 'active', new: 'read_only' }, deletion_at: { old: null, new: toIso(deletionAt) } },
-          at: now,
-        });
-        return { row, changed: true };
+      const change = await transition(actor, options.guard, {
+        from: 'active',
+        leaveAsIs: (state) => Boolean(options.ifActive) && state !== 'active',
+        refusal: (state) => (state === 'deleting' ? 'this workspace is being deleted' : 'the subscription is already cancelled'),
+        set: { state: 'read_only', cancelled_at: now, deletion_at: now + GRACE_PERIOD_MS },
+        action: 'subscription.cancelled',
+        at: now,
       });
-      if (result.changed) {
-        await authEvents.orgChanged(actor.orgId);
-        await mailOwners(result.row);
-      }
-      return { organization: toLifecycle(result.row), changed: result.changed };
+      if (change.changed) await mailOwners(change.row);
+      return { organization: toLifecycle(change.row), changed: change.changed };
     },
 
     /** `read_only` → `active` within the 30 days; paused runs carry on. With `ifReadOnly`, an active organisation is left as it is. */
     async resume(actor: Actor, options: { ifReadOnly?: boolean; guard?: TransitionGuard } = {}): Promise<LifecycleChange> {
-      requireOwner(actor);
       const now = clock.now();
-      const result = await store.transaction(async (repos) => {
-        const before = await repos.organizations.findById(actor.orgId);
-        if (!before) throw errors.notFound('organization');
-        if (options.guard && !(await options.guard(repos, before))) return { row: before, changed: false };
-        requireLocalBilling(actor, before);
-        if (before.state !== 'read_only') {
-          if (options.ifReadOnly && before.state === 'active') return { row: before, changed: false };
-          throw errors.conflict(before.state === 'deleting' ? 'deletion has begun; the workspace can no longer be resumed' : 'the subscription is not cancelled');
-        }
-        const row = await repos.organizations.setState(actor.orgId, 'read_only', {
-          state: 'active',
-          cancelled_at: null,
-          deletion_at: null,
-          reminded_7d_at: null,
-          reminded_1d_at: null,
-          updated_at: now,
-        });
-        if (!row) throw errors.conflict('the subscription changed meanwhile; try again');
-        await recordAudit(repos, actor, {
-          action: 'subscription.resumed',
-          target: { type: 'organization', id: row.id, label: row.name },
-          changes: { state: { old: 'read_only', new: 'active' }, deletion_at: { old: toIso(before.deletion_at!), new: null } },
-          at: now,
-        });
-        return { row, changed: true };
+      const change = await transition(actor, options.guard, {
+        from: 'read_only',
+        leaveAsIs: (state) => Boolean(options.ifReadOnly) && state === 'active',
+        refusal: (state) => (state === 'deleting' ? 'deletion has begun; the workspace can no longer be resumed' : 'the subscription is not cancelled'),
+        set: { state: 'active', cancelled_at: null, deletion_at: null },
+        action: 'subscription.resumed',
+        at: now,
       });
-      if (result.changed) await authEvents.orgChanged(actor.orgId);
-      return { organization: toLifecycle(result.row), changed: result.changed };
+      return { organization: toLifecycle(change.row), changed: change.changed };
     },
   };
 }
