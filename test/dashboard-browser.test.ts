@@ -1,12 +1,10 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
 import { recordAttempt } from './helpers/attempts.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, launchChromium, newDashboardContext, openWatchedPage } from './helpers/browser.js';
+import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked } from './helpers/browser.js';
 import { cliJson } from './helpers/cli.js';
 import { latestInvitationToken } from './helpers/mail-outbox.js';
 import { createTestEnv, type TestEnv } from './helpers/test-env.js';
@@ -22,8 +20,6 @@ import { createTestEnv, type TestEnv } from './helpers/test-env.js';
 
 // Skipped only on a developer machine without Chromium; in CI a missing browser is a failure.
 const SKIP = !fs.existsSync(CHROMIUM) && !process.env.CI;
-const SCREENSHOTS = process.env.SCREENSHOTS === '1';
-const SHOTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../docs/screenshots');
 
 const OWNER_EMAIL = 'olive@acme.example';
 const OWNER_PASSWORD = 'owner chooses a long one';
@@ -72,7 +68,6 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     env = await createTestEnv('sqlite');
     baseUrl = await env.app.listen({ port: 0, host: '127.0.0.1' });
     browser = await launchChromium();
-    if (SCREENSHOTS) fs.mkdirSync(SHOTS_DIR, { recursive: true });
   }, 60_000);
 
   afterEach(async () => {
@@ -95,11 +90,7 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
   const openPage = (context: BrowserContext): Promise<Page> => openWatchedPage(context, problems);
 
   /** Clicks a control that loads another page; the response of the page it ends on (after redirects). */
-  async function follow(page: Page, control: Locator): Promise<Response> {
-    const [response] = await Promise.all([page.waitForNavigation(), control.click()]);
-    if (!response) throw new Error('the click did not load a page');
-    return response;
-  }
+  const follow = followClick;
 
   /** axe on the page as it is now, once per kind of page. */
   async function audit(page: Page, name: PageName): Promise<void> {
@@ -108,9 +99,7 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     audited.add(name);
   }
 
-  async function screenshot(page: Page, file: string): Promise<void> {
-    if (SCREENSHOTS) await page.screenshot({ path: path.join(SHOTS_DIR, file), fullPage: true });
-  }
+  const screenshot = screenshotIfAsked;
 
   const heading = (page: Page) => page.getByRole('heading', { level: 1 }).textContent();
   const nav = (page: Page) => page.getByRole('navigation', { name: 'Main' });

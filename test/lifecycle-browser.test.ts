@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
@@ -8,7 +6,7 @@ import { startDeliveryWorker, type RunningWorker } from '../src/delivery/index.j
 import { hashPassword } from '../src/lib/crypto.js';
 import { GRACE_PERIOD_MS } from '../src/services/lifecycle-service.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, launchChromium, newDashboardContext, openWatchedPage } from './helpers/browser.js';
+import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked, signInThroughForm } from './helpers/browser.js';
 import { waitFor } from './helpers/https-receiver.js';
 import { createTestEnv, type TestEnv } from './helpers/test-env.js';
 
@@ -24,8 +22,6 @@ import { createTestEnv, type TestEnv } from './helpers/test-env.js';
  */
 
 const SKIP = !fs.existsSync(CHROMIUM) && !process.env.CI;
-const SCREENSHOTS = process.env.SCREENSHOTS === '1';
-const SHOTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../docs/screenshots');
 const ORG_NAME = 'Leaving & Sons';
 const OWNER_EMAIL = 'owner@leaving.example';
 const OWNER_PASSWORD = 'lifecycle owner password';
@@ -84,12 +80,8 @@ describe.skipIf(SKIP)('the subscription lifecycle in a browser (sqlite)', () => 
     browser = await launchChromium();
     context = await newDashboardContext(browser);
     page = await openWatchedPage(context, problems);
-    if (SCREENSHOTS) fs.mkdirSync(SHOTS_DIR, { recursive: true });
 
-    await page.goto(`${baseUrl}/dashboard/login`);
-    await page.getByLabel('Email').fill(OWNER_EMAIL);
-    await page.getByLabel('Password').fill(OWNER_PASSWORD);
-    await follow(page.getByRole('button', { name: 'Sign in' }));
+    await signInThroughForm(page, baseUrl, OWNER_EMAIL, OWNER_PASSWORD);
   }, 60_000);
 
   afterEach(() => {
@@ -103,15 +95,9 @@ describe.skipIf(SKIP)('the subscription lifecycle in a browser (sqlite)', () => 
     await env?.close();
   });
 
-  async function follow(control: Locator): Promise<Response> {
-    const [response] = await Promise.all([page.waitForNavigation(), control.click()]);
-    if (!response) throw new Error('the click did not load a page');
-    return response;
-  }
+  const follow = (control: Locator): Promise<Response> => followClick(page, control);
 
-  async function screenshot(file: string): Promise<void> {
-    if (SCREENSHOTS) await page.screenshot({ path: path.join(SHOTS_DIR, file), fullPage: true });
-  }
+  const screenshot = (file: string): Promise<void> => screenshotIfAsked(page, file);
 
   /** The API as a client with the owner's key. */
   async function api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,12 +1,10 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../src/index.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, launchChromium, newDashboardContext, openWatchedPage } from './helpers/browser.js';
+import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked, signInThroughForm } from './helpers/browser.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness, type ReceivedRequest } from './helpers/https-receiver.js';
 
 /*
@@ -21,8 +19,6 @@ import { startDeliveryHarness, waitFor, type DeliveryHarness, type ReceivedReque
  */
 
 const SKIP = !fs.existsSync(CHROMIUM) && !process.env.CI;
-const SCREENSHOTS = process.env.SCREENSHOTS === '1';
-const SHOTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../docs/screenshots');
 const OWNER_EMAIL = 'wendy@hooks.example';
 const OWNER_PASSWORD = 'webhooks owner password';
 const PATHNAME = '/flaky';
@@ -57,7 +53,6 @@ describe.skipIf(SKIP)('webhook pages in a browser (sqlite)', () => {
     browser = await launchChromium();
     context = await newDashboardContext(browser);
     page = await openWatchedPage(context, problems);
-    if (SCREENSHOTS) fs.mkdirSync(SHOTS_DIR, { recursive: true });
   }, 60_000);
 
   afterEach(() => {
@@ -70,15 +65,9 @@ describe.skipIf(SKIP)('webhook pages in a browser (sqlite)', () => {
     await harness?.close();
   });
 
-  async function follow(control: Locator): Promise<Response> {
-    const [response] = await Promise.all([page.waitForNavigation(), control.click()]);
-    if (!response) throw new Error('the click did not load a page');
-    return response;
-  }
+  const follow = (control: Locator): Promise<Response> => followClick(page, control);
 
-  async function screenshot(file: string): Promise<void> {
-    if (SCREENSHOTS) await page.screenshot({ path: path.join(SHOTS_DIR, file), fullPage: true });
-  }
+  const screenshot = (file: string): Promise<void> => screenshotIfAsked(page, file);
 
   const heading = () => page.getByRole('heading', { level: 1 }).textContent();
   const received = (): ReceivedRequest[] => harness.receiver.at(PATHNAME);
@@ -98,10 +87,7 @@ describe.skipIf(SKIP)('webhook pages in a browser (sqlite)', () => {
   }
 
   it('creates a subscription in the page; the secret it shows once verifies the deliveries', async () => {
-    await page.goto(`${baseUrl}/dashboard/login`);
-    await page.getByLabel('Email').fill(OWNER_EMAIL);
-    await page.getByLabel('Password').fill(OWNER_PASSWORD);
-    await follow(page.getByRole('button', { name: 'Sign in' }));
+    await signInThroughForm(page, baseUrl, OWNER_EMAIL, OWNER_PASSWORD);
     await follow(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks', exact: true }));
     expect(await heading()).toBe('Webhooks');
     await assertAccessible(page, 'webhooks');

@@ -1,12 +1,10 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../src/index.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, launchChromium, newDashboardContext, openWatchedPage } from './helpers/browser.js';
+import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked, signInThroughForm } from './helpers/browser.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from './helpers/https-receiver.js';
 
 /*
@@ -21,8 +19,6 @@ import { startDeliveryHarness, waitFor, type DeliveryHarness } from './helpers/h
  */
 
 const SKIP = !fs.existsSync(CHROMIUM) && !process.env.CI;
-const SCREENSHOTS = process.env.SCREENSHOTS === '1';
-const SHOTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../docs/screenshots');
 const OWNER_EMAIL = 'flo@flows.example';
 const OWNER_PASSWORD = 'workflow owner password';
 const SECRET = 'whsec_browser_workflows_0123456789';
@@ -65,12 +61,8 @@ describe.skipIf(SKIP)('workflow pages in a browser (sqlite)', () => {
     browser = await launchChromium();
     context = await newDashboardContext(browser);
     page = await openWatchedPage(context, problems);
-    if (SCREENSHOTS) fs.mkdirSync(SHOTS_DIR, { recursive: true });
 
-    await page.goto(`${baseUrl}/dashboard/login`);
-    await page.getByLabel('Email').fill(OWNER_EMAIL);
-    await page.getByLabel('Password').fill(OWNER_PASSWORD);
-    await follow(page.getByRole('button', { name: 'Sign in' }));
+    await signInThroughForm(page, baseUrl, OWNER_EMAIL, OWNER_PASSWORD);
   }, 60_000);
 
   afterEach(() => {
@@ -83,15 +75,9 @@ describe.skipIf(SKIP)('workflow pages in a browser (sqlite)', () => {
     await harness?.close();
   });
 
-  async function follow(control: Locator): Promise<Response> {
-    const [response] = await Promise.all([page.waitForNavigation(), control.click()]);
-    if (!response) throw new Error('the click did not load a page');
-    return response;
-  }
+  const follow = (control: Locator): Promise<Response> => followClick(page, control);
 
-  async function screenshot(file: string): Promise<void> {
-    if (SCREENSHOTS) await page.screenshot({ path: path.join(SHOTS_DIR, file), fullPage: true });
-  }
+  const screenshot = (file: string): Promise<void> => screenshotIfAsked(page, file);
 
   /** The events the receiver got, verified with the subscription's secret, in arrival order. */
   function received(): Envelope[] {

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { AuthTokenPurpose, AuthTokenRow, UserRow } from '../db/schema.js';
+import type { AuthTokenPurpose, AuthTokenRow, OrganizationRow, UserRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { Repositories } from '../db/repositories/index.js';
 import { DomainError, errors, fieldError } from '../errors.js';
@@ -116,15 +116,14 @@ async function lookupLink(repos: Repositories, token: string, now: number): Prom
 }
 
 /**
- * Whether people of the organisation may still sign in or receive a link: not from the moment its
- * deletion begins (DASHBOARD 10). Read in the transaction that would start the session or issue the
- * link, holding the organisation's row, so a deletion beginning at that instant either waits for it (and
- * then removes what it wrote) or is seen here.
+ * The organisation, if its people may still sign in or receive a link: not from the moment its deletion
+ * begins (DASHBOARD 10). Read in the transaction that would start the session or issue the link, holding
+ * the organisation's row (shared), so a deletion beginning at that instant either waits for it (and then
+ * removes what it wrote) or is seen here; sign-ins of one organisation do not wait for each other.
  */
-async function organizationOpen(repos: Repositories, orgId: string): Promise<boolean> {
-  await repos.organizations.lock(orgId);
-  const workspace = await repos.organizations.workspace(orgId);
-  return workspace !== undefined && workspace.state !== 'deleting';
+async function openOrganization(repos: Repositories, orgId: string): Promise<OrganizationRow | undefined> {
+  const org = await repos.organizations.findForShare(orgId);
+  return org && org.state !== 'deleting' ? org : undefined;
 }
 
 async function openLink(repos: Repositories, token: string, now: number): Promise<AuthTokenRow> {
@@ -161,7 +160,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
 
   /** A session for a user read again inside the transaction: removed or deactivated meanwhile, no session. */
   async function startFor(repos: Repositories, orgId: string, userId: string, context: ActorContext, gone: () => DomainError) {
-    if (!(await organizationOpen(repos, orgId))) throw gone();
+    if (!(await openOrganization(repos, orgId))) throw gone();
     const user = await repos.users.findById(orgId, userId);
     if (!user || user.status !== 'active') throw gone();
     return sessions.start(repos, user, context);
@@ -301,7 +300,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       return store.transaction(async (repos) => {
         const user = actor.orgId === '' ? await repos.users.findByIdAnyOrg(userId) : await repos.users.findById(actor.orgId, userId);
         // Invited users choose their password by accepting the invitation.
-        if (!user || user.status !== 'active' || !(await organizationOpen(repos, user.org_id))) throw errors.notFound('user');
+        if (!user || user.status !== 'active' || !(await openOrganization(repos, user.org_id))) throw errors.notFound('user');
         const { token, expiresAt } = await issueLink(repos, user, purpose, now);
         return { url: passwordLinkUrl(publicBaseUrl, token), expires_at: toIso(expiresAt) };
       });
@@ -329,7 +328,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       const passwordHash = await hashPassword(password);
       return store.transaction(async (repos) => {
         const row = await openLink(repos, token, now);
-        if (!(await organizationOpen(repos, row.org_id))) throw linkNotFound();
+        if (!(await openOrganization(repos, row.org_id))) throw linkNotFound();
         if (!(await repos.authTokens.markUsed(row.org_id, row.id, now))) throw linkNotFound();
         const user = await repos.users.findById(row.org_id, row.user_id);
         if (!user || user.status !== 'active') throw linkNotFound();
@@ -360,9 +359,9 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       const pending = await store.transaction(async (repos) => {
         const links = [];
         for (const user of users) {
-          if (!(await organizationOpen(repos, user.org_id))) continue;
-          const org = await repos.organizations.findById(user.org_id);
-          links.push({ user, organizationName: org?.name ?? 'Workspace', ...(await issueLink(repos, user, 'reset', now)) });
+          const org = await openOrganization(repos, user.org_id);
+          if (!org) continue;
+          links.push({ user, organizationName: org.name, ...(await issueLink(repos, user, 'reset', now)) });
         }
         return links;
       });

@@ -1,4 +1,7 @@
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page, type Response } from 'playwright-core';
 
 /** Debian's Chromium (apt package `chromium`); never a downloaded browser. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -34,4 +37,28 @@ export async function openWatchedPage(context: BrowserContext, problems: string[
   });
   page.on('pageerror', (error) => problems.push(`${page.url()}: uncaught ${error.name}: ${error.message}`));
   return page;
+}
+
+const SHOTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots');
+
+/** Clicks and waits for the page the click loads (a link, or a form that posts then answers 303). */
+export async function followClick(page: Page, control: Locator): Promise<Response> {
+  const [response] = await Promise.all([page.waitForNavigation(), control.click()]);
+  if (!response) throw new Error('the click did not load a page');
+  return response;
+}
+
+/** With SCREENSHOTS=1, writes docs/screenshots/<file> (the full page); otherwise does nothing. */
+export async function screenshotIfAsked(page: Page, file: string): Promise<void> {
+  if (process.env.SCREENSHOTS !== '1') return;
+  fs.mkdirSync(SHOTS_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS_DIR, file), fullPage: true });
+}
+
+/** Signs in through the dashboard's login form, as a person would. */
+export async function signInThroughForm(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard/login`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await followClick(page, page.getByRole('button', { name: 'Sign in' }));
 }

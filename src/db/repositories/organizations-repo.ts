@@ -51,6 +51,17 @@ export function organizationsRepository(ctx: RepoContext) {
     },
 
     /**
+     * The organisation, held against a concurrent change of its row until the transaction ends (PostgreSQL:
+     * a shared lock, so readers do not wait for each other, only for a writer such as the deletion's claim;
+     * SQLite write transactions already hold the database lock).
+     */
+    async findForShare(orgId: string): Promise<OrganizationRow | undefined> {
+      let query = db.selectFrom('organizations').selectAll().where('id', '=', orgId);
+      if (dialect === 'postgres') query = query.forShare();
+      return query.executeTakeFirst();
+    },
+
+    /**
      * Serialises writers of one organisation for rules that read then write (the last-owner guard).
      * PostgreSQL locks the organisation row; SQLite write transactions already hold the database lock.
      */
