@@ -18,7 +18,11 @@ import { createAdminService } from './services/admin-service.js';
 import { createApiKeysService } from './services/api-keys-service.js';
 import { createAuditService } from './services/audit-service.js';
 import { noopAuthEvents, type AuthEvents } from './services/auth-events.js';
-import { createAuthService } from './services/auth-service.js';
+import { createAuthService, type AuthService } from './services/auth-service.js';
+import { createCachedAuthService } from './services/cached-auth-service.js';
+import { createPgAuthEvents } from './services/pg-auth-events.js';
+import { createSqliteAuthChanges } from './services/sqlite-auth-changes.js';
+import { authChangesRepository } from './db/repositories/auth-changes-repo.js';
 import { createIdempotencyService } from './services/idempotency-service.js';
 import type { Services } from './services/index.js';
 import { createInvitationsService } from './services/invitations-service.js';
@@ -72,6 +76,9 @@ export interface ContainerOptions {
   stripeApi?: StripeApiOptions;
 }
 
+/** How long an instance may reuse a principal while it hears every change (docs/decisions.md). */
+export const AUTH_CACHE_TTL_MS = 30_000;
+
 export function createLogger(config: Config): FastifyBaseLogger {
   return pino({
     level: config.logLevel,
@@ -94,11 +101,25 @@ export async function createContainer(config: Config, options: ContainerOptions 
     database.pgPool && config.databaseUrl ? createPgWakeRelay({ pool: database.pgPool, connectionString: config.databaseUrl, logger }) : null;
   const waker: Signal = pgWaker ?? createSignal();
   const store = createStore(database, waker);
-  // REDIS_URL: shared rate limits and invalidated principal caching; without it, per-process limits, no cache.
-  const shared = config.redisUrl ? createSharedState({ ...config, redisUrl: config.redisUrl }, logger, clock) : null;
+  // Principals are cached in every mode; what tells the cache about changes differs (docs/decisions.md,
+  // "Issue 11"): on SQLite the change counter every process shares through the file (Redis or not); on
+  // PostgreSQL Redis pub/sub when REDIS_URL is set, otherwise LISTEN/NOTIFY. Each announces a change before
+  // the response of the request that made it.
+  const sqliteChanges = database.dialect === 'sqlite' && database.direct ? createSqliteAuthChanges(authChangesRepository(database.direct), logger) : null;
+  // REDIS_URL: shared rate limits (and, on PostgreSQL, the cache's invalidations); without it, per-process limits.
+  const shared = config.redisUrl
+    ? createSharedState({ ...config, redisUrl: config.redisUrl }, logger, clock, { authInvalidation: sqliteChanges === null })
+    : null;
   // Start shared when Redis answers promptly, rather than logging a fallback for the first requests.
   await shared?.waitReady(2000);
-  const authEvents: AuthEvents = shared?.authEvents ?? noopAuthEvents;
+  const pgAuthEvents =
+    !sqliteChanges && !shared?.authEvents && database.pgPool && config.databaseUrl
+      ? createPgAuthEvents({ pool: database.pgPool, connectionString: config.databaseUrl, logger })
+      : null;
+  const authEvents: AuthEvents = shared?.authEvents ?? pgAuthEvents ?? noopAuthEvents;
+  const authSource = sqliteChanges ?? shared?.authEvents ?? pgAuthEvents;
+  const lookup = createAuthService(store);
+  const auth: AuthService = authSource ? createCachedAuthService(lookup, authSource, { ttlMs: AUTH_CACHE_TTL_MS }) : lookup;
   const rateLimiter: RateLimiter = shared?.rateLimiter ?? createMemoryRateLimiter(clock);
 
   const mailer = createMailer(config);
@@ -120,7 +141,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const services: Services = {
     admin: createAdminService({ store, clock, authEvents, apiKeys }),
     apiKeys,
-    auth: shared ? shared.cachedAuth(createAuthService(store)) : createAuthService(store),
+    auth,
     idempotency: createIdempotencyService({ store, clock }),
     projects: createProjectsService({ store, clock }),
     users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
@@ -174,6 +195,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       await apiKeys.flush();
       await usage.close();
       await (shared ? shared.close() : rateLimiter.close());
+      await pgAuthEvents?.close();
       await pgWaker?.close();
       await database.close();
     },

@@ -40,6 +40,30 @@ describe.each(testDialects())('API key last used (%s)', (dialect) => {
     expect(await lastUsed(member.keyId)).toBe(first + 60_000);
   });
 
+  it('is written off the request path: a write that hangs holds no response, and there is one write a minute', async () => {
+    const m = await org.member('member');
+    const repo = env.container.store.repos.apiKeys;
+    const original = repo.touch;
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    const writes: number[] = [];
+    repo.touch = async (orgId, keyId, at) => {
+      writes.push(at);
+      await stuck;
+      return original.call(repo, orgId, keyId, at);
+    };
+    try {
+      // Each of these would hang if the request waited for the write.
+      for (let i = 0; i < 5; i++) await use(m.key);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(writes).toEqual([clock.now()]);
+    } finally {
+      release();
+      repo.touch = original;
+    }
+    expect(await lastUsed(m.keyId)).toBe(clock.now());
+  });
+
   it('is not written for a refused request (unknown key) and is per key', async () => {
     const other = await org.member('viewer');
     expect((await env.request('GET', '/v1/projects', { key: `${other.key}x` })).status).toBe(401);

@@ -1,14 +1,19 @@
 import { ACTIVE_WORKSPACE } from '../src/services/workspace.js';
+import { cliActor } from '../src/services/actor.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCachedAuthService } from '../src/services/cached-auth-service.js';
 import type { Principal } from '../src/services/permissions.js';
-import type { AuthInvalidation, AuthInvalidationSource } from '../src/services/redis-auth-events.js';
+import type { AuthInvalidation, AuthInvalidationSource } from '../src/services/auth-events.js';
+import { sha256Hex } from '../src/lib/crypto.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { deleteRedisPrefix, TEST_REDIS_URL, uniqueRedisPrefix } from './helpers/redis.js';
+import { announceKeyChange, revokeBehindTheCache } from './helpers/auth-cache.js';
 
 /**
  * Two instances (two containers and apps) on one database and one Redis: each caches principals, and a
  * revocation or role change made through either one must be refused by both on the very next request.
+ * On PostgreSQL the invalidations travel over Redis; on SQLite, Redis or not, over the change counter in
+ * the shared file (test/auth-cache-modes.test.ts covers each mode on its own).
  */
 describe.each(testDialects())('auth cache invalidation across instances (%s)', (dialect) => {
   const prefix = uniqueRedisPrefix();
@@ -51,10 +56,11 @@ describe.each(testDialects())('auth cache invalidation across instances (%s)', (
     const member = await org.member('member', 'read');
     await warm(member.key);
     // Revoke in the database without announcing it: the cached principal still answers...
-    await b.container.store.repos.apiKeys.revoke(org.id, member.keyId, Date.now());
+    await revokeBehindTheCache(b.container, org.id, member.keyId);
     expect((await b.request('GET', '/v1/projects', { key: member.key })).status).toBe(200);
-    // ...until the invalidation is published; then both instances refuse it.
-    await a.container.authEvents.keyRevoked(member.keyId);
+    expect((await a.request('GET', '/v1/projects', { key: member.key })).status).toBe(200);
+    // ...until the change is announced (Redis on PostgreSQL; the change counter on SQLite); then both refuse it.
+    await announceKeyChange(a.container, member.keyId);
     for (const env of [b, a]) {
       const res = await env.request('GET', '/v1/projects', { key: member.key });
       expect(res.status).toBe(401);
@@ -105,6 +111,27 @@ describe.each(testDialects())('auth cache invalidation across instances (%s)', (
     expect((await a.request('POST', '/v1/projects', { key: member.key, body: { name: 'as member' } })).status).toBe(201);
   });
 
+  it('a removal and a cancellation on one instance apply on the other at once', async () => {
+    const removed = await org.member('member');
+    const writer = await org.member('member');
+    await warm(removed.key);
+    await warm(writer.key);
+    expect((await a.request('DELETE', `/v1/users/${removed.userId}`, { key: org.ownerKey })).status).toBe(204);
+    for (const env of [b, a]) expect((await env.request('GET', '/v1/projects', { key: removed.key })).status).toBe(401);
+
+    await third.container.services.lifecycle.cancel(cliActor(org.id));
+    try {
+      for (const env of [a, b]) {
+        const res = await env.request('POST', '/v1/projects', { key: writer.key, body: { name: 'while read-only' } });
+        expect(res.status).toBe(403);
+        expect(res.body.error.code).toBe('workspace_read_only');
+      }
+    } finally {
+      await third.container.services.lifecycle.resume(cliActor(org.id));
+    }
+    for (const env of [b, a]) expect((await env.request('POST', '/v1/projects', { key: writer.key, body: { name: 'resumed' } })).status).toBe(201);
+  });
+
 });
 
 describe('cached auth service (unit)', () => {
@@ -124,51 +151,99 @@ describe('cached auth service (unit)', () => {
     return source;
   }
 
+  /** The database lookup, by hash as the cache calls it; `calls` lists the tokens looked up. */
   function countingInner(lookup: (token: string) => Principal | null, gate?: () => Promise<void>) {
     const calls: string[] = [];
-    return {
+    const tokens = new Map<string, string>();
+    const inner = {
       calls,
       async authenticate(token: string) {
+        return inner.authenticateHash(sha256Hex(token));
+      },
+      async authenticateHash(hash: string) {
+        const token = tokens.get(hash) ?? `unknown:${hash}`;
         calls.push(token);
         if (gate) await gate();
         return lookup(token);
       },
+      /** Tokens must be known by hash to be reported by name. */
+      know(...names: string[]) {
+        for (const name of names) tokens.set(sha256Hex(name), name);
+        return inner;
+      },
     };
+    return inner;
   }
 
-  it('serves repeats from the cache, but never caches unknown keys', async () => {
-    const inner = countingInner((t) => (t === 'good' ? principal('key_1', 'user_1') : null));
+  it('serves repeats from the cache, and unknown keys from the negative cache', async () => {
+    const inner = countingInner((t) => (t === 'good' ? principal('key_1', 'user_1') : null)).know('good', 'bad');
     const cached = createCachedAuthService(inner, fakeSource());
     expect((await cached.authenticate('good'))?.keyId).toBe('key_1');
     expect((await cached.authenticate('good'))?.keyId).toBe('key_1');
     expect(await cached.authenticate('bad')).toBeNull();
     expect(await cached.authenticate('bad')).toBeNull();
-    expect(inner.calls).toEqual(['good', 'bad', 'bad']);
+    expect(inner.calls).toEqual(['good', 'bad']);
     expect(cached.size()).toBe(1);
+    expect(cached.negativeSize()).toBe(1);
   });
 
-  it('drops entries by key and by user, and everything on reset', async () => {
+  it('keeps a refused key only briefly, and never more of them than its bound', async () => {
+    let now = 0;
+    const inner = countingInner(() => null).know('bad');
+    const cached = createCachedAuthService(inner, fakeSource(), { negativeTtlMs: 5000, maxNegativeEntries: 100, now: () => now });
+    await cached.authenticate('bad');
+    now = 4999;
+    await cached.authenticate('bad');
+    expect(inner.calls).toEqual(['bad']);
+    now = 5001;
+    expect(await cached.authenticate('bad')).toBeNull();
+    expect(inner.calls).toEqual(['bad', 'bad']);
+    // Guessing: thousands of different tokens, the map stays at its bound.
+    for (let i = 0; i < 5000; i++) expect(await cached.authenticate(`guess-${i}`)).toBeNull();
+    expect(cached.negativeSize()).toBe(100);
+    expect(cached.size()).toBe(0);
+  });
+
+  it('forgets every refused key on any invalidation, so a key made valid again works at once', async () => {
     const source = fakeSource();
-    const inner = countingInner((t) => principal(`key_${t}`, t === 'c' ? 'user_2' : 'user_1'));
+    let valid = false;
+    const inner = countingInner(() => (valid ? principal('key_1', 'user_1') : null)).know('t');
     const cached = createCachedAuthService(inner, source);
-    for (const t of ['a', 'b', 'c']) await cached.authenticate(t);
-    source.send({ kind: 'key', keyId: 'key_a' });
-    expect(cached.size()).toBe(2);
+    expect(await cached.authenticate('t')).toBeNull();
+    valid = true;
     source.send({ kind: 'user', userId: 'user_1' });
+    expect(cached.negativeSize()).toBe(0);
+    expect((await cached.authenticate('t'))?.keyId).toBe('key_1');
+  });
+
+  it('drops entries by key, by user and by organisation, and everything on reset', async () => {
+    const source = fakeSource();
+    const inner = countingInner((t) => ({ ...principal(`key_${t}`, t === 'c' ? 'user_2' : t === 'd' ? 'user_3' : 'user_1'), orgId: t === 'd' ? 'org_2' : 'org_1' })).know('a', 'b', 'c', 'd');
+    const cached = createCachedAuthService(inner, source);
+    for (const t of ['a', 'b', 'c', 'd']) await cached.authenticate(t);
+    expect(cached.size()).toBe(4);
+    source.send({ kind: 'key', keyId: 'key_a' });
+    expect(cached.size()).toBe(3);
+    source.send({ kind: 'user', userId: 'user_1' });
+    expect(cached.size()).toBe(2);
+    source.send({ kind: 'org', orgId: 'org_2' });
     expect(cached.size()).toBe(1);
     source.send({ kind: 'reset' });
     expect(cached.size()).toBe(0);
   });
 
-  it('reads the database every time while the invalidation channel is down', async () => {
+  it('reads the database every time while the invalidation channel is down, and caches nothing then', async () => {
     const source = fakeSource();
-    const inner = countingInner(() => principal('key_1', 'user_1'));
+    const inner = countingInner((t) => (t === 't' ? principal('key_1', 'user_1') : null)).know('t', 'bad');
     const cached = createCachedAuthService(inner, source);
     source.up = false;
     await cached.authenticate('t');
     await cached.authenticate('t');
-    expect(inner.calls).toHaveLength(2);
+    await cached.authenticate('bad');
+    await cached.authenticate('bad');
+    expect(inner.calls).toEqual(['t', 't', 'bad', 'bad']);
     expect(cached.size()).toBe(0);
+    expect(cached.negativeSize()).toBe(0);
   });
 
   it('does not cache a lookup that raced an invalidation', async () => {
@@ -185,9 +260,35 @@ describe('cached auth service (unit)', () => {
     expect(cached.size()).toBe(0);
   });
 
+  it('does not cache a lookup when the check after it delivers a change (a counter that moved meanwhile)', async () => {
+    // A source like SQLite's: `listening()` itself finds the change and resets before answering.
+    let listener: (i: AuthInvalidation) => void = () => {};
+    let changed = false;
+    const source: AuthInvalidationSource = {
+      listening() {
+        if (changed) {
+          changed = false;
+          listener({ kind: 'reset' });
+        }
+        return true;
+      },
+      subscribe: (l) => {
+        listener = l;
+        return () => {};
+      },
+    };
+    const inner = countingInner(() => {
+      changed = true; // committed by another process while this lookup ran
+      return principal('key_1', 'user_1');
+    });
+    const cached = createCachedAuthService(inner, source);
+    await cached.authenticate('t');
+    expect(cached.size()).toBe(0);
+  });
+
   it('expires entries after the TTL and stays within its size bound', async () => {
     let now = 0;
-    const inner = countingInner((t) => principal(`key_${t}`, 'user_1'));
+    const inner = countingInner((t) => principal(`key_${t}`, 'user_1')).know('a', 'b', 'c');
     const cached = createCachedAuthService(inner, fakeSource(), { ttlMs: 1000, maxEntries: 2, now: () => now });
     await cached.authenticate('a');
     now = 1001;
@@ -196,5 +297,12 @@ describe('cached auth service (unit)', () => {
     await cached.authenticate('b');
     await cached.authenticate('c');
     expect(cached.size()).toBe(2);
+  });
+
+  it('never looks up an over-long token', async () => {
+    const inner = countingInner(() => principal('key_1', 'user_1'));
+    const cached = createCachedAuthService(inner, fakeSource());
+    expect(await cached.authenticate('x'.repeat(513))).toBeNull();
+    expect(inner.calls).toEqual([]);
   });
 });

@@ -75,6 +75,8 @@ describe.each(testDialects())('authentication (%s)', (dialect) => {
     const member = await org.member('admin');
     expect((await env.request('GET', '/v1/projects', { key: member.key })).status).toBe(200);
     await env.container.store.repos.users.update(org.id, member.userId, { status: 'invited', updated_at: Date.now() });
+    // Announced as every service does after its commit (the principal cache must hear of it everywhere).
+    await env.container.authEvents.userChanged(member.userId);
     expectUnauthorized(await env.request('GET', '/v1/projects', { key: member.key }));
     expectUnauthorized(await env.request('POST', '/v1/projects', { key: member.key, body: { name: 'x' } }));
   });
@@ -83,6 +85,7 @@ describe.each(testDialects())('authentication (%s)', (dialect) => {
     const member = await org.member('member');
     expect((await env.request('POST', '/v1/projects', { key: member.key, body: { name: 'by member' } })).status).toBe(201);
     await env.container.store.repos.users.update(org.id, member.userId, { role: 'viewer', updated_at: Date.now() });
+    await env.container.authEvents.userChanged(member.userId);
     const res = await env.request('POST', '/v1/projects', { key: member.key, body: { name: 'by viewer' } });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('forbidden');

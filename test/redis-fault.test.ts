@@ -21,6 +21,8 @@ describe.each(testDialects())('Redis outage under traffic (%s)', (dialect) => {
     await redis?.kill();
   });
 
+  // Statuses of the background traffic of the outage test.
+  const traffic: number[] = [];
   const redisState = async () => (await env.request('GET', '/readyz')).body as { status: string; checks: { redis: string } };
 
   async function burst(key: string, n: number): Promise<{ statuses: number[]; remaining: unknown[] }> {
@@ -36,7 +38,7 @@ describe.each(testDialects())('Redis outage under traffic (%s)', (dialect) => {
 
   it('keeps serving with per-instance limits while Redis is down, then returns to the shared limit', async () => {
     // Background traffic through the whole outage: only 200 and 429, never an error or a hang.
-    const traffic: number[] = [];
+    traffic.length = 0;
     let stop = false;
     const trafficKey = (await org.member('viewer', 'read')).key;
     const loop = (async () => {
@@ -65,6 +67,7 @@ describe.each(testDialects())('Redis outage under traffic (%s)', (dialect) => {
     probe.disconnect();
 
     await redis.kill();
+    const atKill = traffic.length;
     await waitFor(async () => (await redisState()).checks.redis === 'degraded', 'readyz to report the outage');
     const degraded = await env.request('GET', '/readyz');
     expect(degraded.status).toBe(200);
@@ -81,6 +84,8 @@ describe.each(testDialects())('Redis outage under traffic (%s)', (dialect) => {
     await env.container.services.admin.revokeKey(warm.keyId);
     expect((await env.request('GET', '/v1/projects', { key: warm.key })).status).toBe(401);
 
+    // The background traffic has run through the outage, however fast the steps above were.
+    await waitFor(async () => traffic.length >= atKill + 5, 'background traffic during the outage');
     await redis.start();
     await waitFor(async () => (await redisState()).status === 'ok', 'readyz to report recovery', 20_000);
 

@@ -15,8 +15,10 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { SqlDialect } from './dialect.js';
+import { createGroupCommit, type GroupCommit } from './group-commit.js';
 import type { DirectSqlite } from './repositories/executor.js';
 import { migrationProvider } from './migrations/index.js';
+import { withPreparedStatements } from './pg-prepared.js';
 import type { DB } from './schema.js';
 
 export interface DatabaseOptions {
@@ -35,6 +37,8 @@ export interface Database {
   readonly pgPool: pg.Pool | null;
   /** SQLite only: the connection's statement cache, for the repositories' prepared hot paths. */
   readonly direct: DirectSqlite | null;
+  /** SQLite only: the write connection's group commit, through which `store.transaction` runs (group-commit.ts). */
+  readonly groupCommit: GroupCommit | null;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -117,19 +121,29 @@ function openSqlite(file: string): Database {
   raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: cachingSqlite(raw) }) });
+  // Group commit runs each unit in a savepoint; the pages a unit changes are copied to a sub-journal, which
+  // on the default temp store spills to a temporary file past 64 KiB (a project create already does).
+  // In memory it costs no system calls; it holds one unit's pages at a time (emptied at each release).
+  // Temporary tables and indices live in memory too; sorts still spill to temporary files.
+  raw.pragma('temp_store = MEMORY');
+  const statements = cachingSqlite(raw);
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: statements }) });
   // Opened after the main connection has switched the file to WAL (the mode is persistent).
   const reader = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   reader.pragma('busy_timeout = 5000');
+  const groupCommit = createGroupCommit(db, { exec: (sql) => void statements.prepare(sql).run([]), inTransaction: () => raw.inTransaction });
   return {
     db,
     dialect: 'sqlite',
     pgPool: null,
     direct: directSqlite(reader),
+    groupCommit,
     async ping() {
       raw.prepare('select 1').get();
     },
     async close() {
+      // Units already queued, and the open batch, commit (and are answered) before the connection closes.
+      await groupCommit.close();
       await db.destroy();
       reader.close();
     },
@@ -160,12 +174,14 @@ function openPostgres(url: string, poolSize: number): Database {
   // goes away then, pg emits 'error' on it, which unhandled would kill the process. Its next query fails
   // instead (answered 503), and the pool discards it on release.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // The hot queries (prepared.ts) run as named statements, parsed and planned once per connection.
+  const db = withPreparedStatements(pool, new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }));
   return {
     db,
     dialect: 'postgres',
     pgPool: pool,
     direct: null,
+    groupCommit: null,
     async ping() {
       await pool.query('select 1');
     },

@@ -85,6 +85,15 @@ export interface ExportChunksTable {
   data: Uint8Array;
 }
 
+/**
+ * SQLite only (migration 008): one row whose `version` a trigger bumps on every change that affects
+ * authentication; PostgreSQL announces the same changes with NOTIFY instead and has no such table.
+ */
+export interface AuthChangesTable {
+  id: number;
+  version: number;
+}
+
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
 export type UserStatus = 'invited' | 'active';
 
@@ -459,6 +468,7 @@ export interface DB {
   stripe_events: StripeEventsTable;
   exports: ExportsTable;
   export_chunks: ExportChunksTable;
+  auth_changes: AuthChangesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

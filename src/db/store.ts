@@ -9,6 +9,12 @@ import { createRepositories, type Repositories } from './repositories/index.js';
  * A unit of work that created work for the workers (outbox deliveries, due runs) wakes them once it has
  * committed — never before, so a worker cannot look for rows it is not yet allowed to see, and never
  * after a rollback.
+ *
+ * On SQLite, units share commits (group-commit.ts): each runs in its own savepoint of a transaction that
+ * concurrent units join, resolves only after the COMMIT that holds its writes, and fails alone when it
+ * throws. A unit must use the repositories it is given: calling `transaction` from inside one is refused
+ * (NestedTransactionError) on SQLite, where it would wait for its own batch. On PostgreSQL each unit is
+ * its own transaction.
  */
 export interface Store {
   readonly dialect: SqlDialect;
@@ -17,12 +23,13 @@ export interface Store {
 }
 
 export function createStore(database: Database, waker?: { wake(): void }): Store {
-  const { db, dialect, direct } = database;
+  const { db, dialect, direct, groupCommit } = database;
   return {
     dialect,
     repos: createRepositories({ db, dialect, direct }),
     async transaction(work) {
       const unit: UnitOfWork = { workCreated: 0 };
+      if (groupCommit) return groupCommit.run((trx) => work(createRepositories({ db: trx, dialect, unit })), unit, waker);
       const result = await db.transaction().execute((trx) => work(createRepositories({ db: trx, dialect, unit })));
       if (unit.workCreated > 0) waker?.wake();
       return result;

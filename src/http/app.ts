@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -9,13 +10,14 @@ import { DomainError, errors } from '../errors.js';
 import { databaseUnavailableError, isDatabaseUnavailable } from '../db/availability.js';
 import { newId } from '../lib/ids.js';
 import type { Metrics } from '../lib/metrics.js';
-import { hasControlCharacter } from '../lib/text.js';
+import { hasControlCharacter, isStorableText } from '../lib/text.js';
 import type { Clock } from '../lib/time.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Services } from '../services/index.js';
 import { dashboardPlugin } from './dashboard/plugin.js';
 import { registerAuth } from './hooks/auth.js';
 import { registerIdempotency } from './hooks/idempotency.js';
+import { lazyChildLogger } from './lazy-logger.js';
 import { registerMetrics } from './metrics.js';
 import { routes } from './routes/index.js';
 import { stripeWebhookRoutes } from './routes/stripe-webhook.js';
@@ -102,6 +104,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const { config } = deps;
   const app = Fastify({
     loggerInstance: deps.logger,
+    // The per-request child logger is built only when the request writes a line (lazy-logger.ts).
+    childLoggerFactory: lazyChildLogger,
     // One line per request, written in onResponse, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
@@ -128,11 +132,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Fastify's own JSON parser (with its prototype-poisoning guard), except that an empty body is no body:
   // many clients send `Content-Type: application/json` on a DELETE or a bodiless POST. Routes that take a
   // body still refuse it with invalid_json (the preValidation hook below).
+  // Read as bytes: decoding to a string would turn bytes that are not UTF-8 into U+FFFD, and text is never
+  // silently changed (CONTRACT 1), so such a body is refused instead (isUtf8 is native and allocates nothing).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if (body.length === 0) return done(null, undefined);
-    return parseJson(request, body.toString(), done);
+    if (!isUtf8(body as Buffer)) return done(errors.invalidJson('request body is not valid UTF-8'), undefined);
+    return parseJson(request, body.toString('utf8'), done);
   });
 
   // A second router that knows every path and its methods, to tell 405 from 404.
@@ -200,21 +207,33 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAuth(app, deps);
   registerIdempotency(app, deps.services.idempotency);
 
-  // An empty POST/PUT to a route that takes a body is a JSON error, not a schema one.
-  app.addHook('preValidation', (request, _reply, done) => {
-    if (request.body === undefined && request.routeOptions.schema?.body && (request.method === 'POST' || request.method === 'PUT')) {
+  // An empty POST/PUT to a route that takes a body is a JSON error, not a schema one. Attached to those
+  // routes only, so no other request pays for the check.
+  const requireBody = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    if (request.body === undefined && (request.method === 'POST' || request.method === 'PUT')) {
       return done(errors.invalidJson('request body is empty; send a JSON object'));
     }
     done();
+  };
+  app.addHook('onRoute', (route) => {
+    if (!route.schema?.body) return;
+    const hooks = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+    if (hooks.includes(requireBody as never)) return;
+    route.preValidation = [requireBody, ...hooks] as typeof route.preValidation;
   });
 
-  // A path id with a control character (NUL above all) names nothing: not found (CONTRACT 1), and
-  // PostgreSQL would refuse such text outright. After authentication and validation, so the contract's
-  // order of answers (401, 403, 400, then 404) holds.
+  // A path id with a control character, or anything the text rule refuses (U+0000, an unpaired
+  // surrogate), names nothing: not found (CONTRACT 1), and PostgreSQL would refuse such text outright.
+  // After authentication and validation, so the contract's order of answers (401, 429, 403, 400, then
+  // 404) holds. (A path that is not UTF-8 at all, the only way to spell a lone surrogate in a URL, never
+  // routes: frameworkErrors answers it 404 above.)
   app.addHook('preHandler', (request, _reply, done) => {
     const params = request.params as Record<string, unknown> | undefined;
-    if (params && Object.values(params).some((value) => typeof value === 'string' && hasControlCharacter(value))) {
-      return done(errors.notFound());
+    if (params) {
+      for (const key in params) {
+        const value = params[key];
+        if (typeof value === 'string' && (hasControlCharacter(value) || !isStorableText(value))) return done(errors.notFound());
+      }
     }
     done();
   });

@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { ErrorDetail } from '../errors.js';
 import { EMAIL_PATTERN } from '../lib/email.js';
+import { invalidTextPaths, TEXT_RULE_MESSAGE, type ValuePath } from '../lib/text.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats?: string[]) => Ajv;
 
@@ -59,9 +60,46 @@ function strictIntegers(validate: ValidateFunction, names: string[]): ValidateFu
   return Object.assign(wrapped, { schema: validate.schema, schemaEnv: validate.schemaEnv });
 }
 
+/** A JSON pointer, escaped as ajv writes `instancePath`, so a field's errors from both sources meet. */
+function pointerOf(path: ValuePath): string {
+  let pointer = '';
+  for (const segment of path) pointer += `/${String(segment).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  return pointer;
+}
+
+/**
+ * The text rule (CONTRACT 1) in its one place: every body and query string a route or a dashboard form
+ * accepts passes through here, so U+0000 or an unpaired surrogate anywhere in it (nested, in an array, in a
+ * field the schema does not know) is 400 `validation_failed` naming the field, alongside whatever the schema
+ * finds, before anything is stored or looked up. Path params are not checked here: an id holding them names
+ * nothing, 404 (the preHandler in app.ts).
+ */
+function textRule(validate: ValidateFunction): ValidateFunction {
+  const wrapped = ((data: unknown) => {
+    const ok = validate(data);
+    const paths = invalidTextPaths(data);
+    if (paths.length === 0) {
+      wrapped.errors = ok ? null : validate.errors;
+      return ok;
+    }
+    const bad: ErrorObject[] = paths.map((path) => ({
+      keyword: 'text',
+      instancePath: pointerOf(path),
+      schemaPath: '#',
+      params: {},
+      message: TEXT_RULE_MESSAGE,
+    }));
+    // First, so a field that also breaks a schema rule (a NUL in an enum value, say) is named for this.
+    wrapped.errors = [...bad, ...(validate.errors ?? [])];
+    return false;
+  }) as ValidateFunction;
+  return Object.assign(wrapped, { schema: validate.schema, schemaEnv: validate.schemaEnv });
+}
+
 export function compileValidator(schema: object, httpPart: string | undefined): ValidateFunction {
-  if (httpPart === 'body') return bodyAjv.compile(schema);
-  return strictIntegers(textAjv.compile(schema), integerProperties(schema));
+  if (httpPart === 'body') return textRule(bodyAjv.compile(schema));
+  const validate = strictIntegers(textAjv.compile(schema), integerProperties(schema));
+  return httpPart === 'querystring' ? textRule(validate) : validate;
 }
 
 function describe(error: ErrorObject | FastifySchemaValidationError): string {
@@ -91,6 +129,8 @@ function describe(error: ErrorObject | FastifySchemaValidationError): string {
       return `must be ${String(params.allowedValue)}`;
     case 'format':
       return params.format === 'email' ? 'must be a valid e-mail address' : `must be a valid ${String(params.format)}`;
+    case 'text':
+      return TEXT_RULE_MESSAGE;
     case 'pattern': {
       const custom = (error as { parentSchema?: { patternMessage?: unknown } }).parentSchema?.patternMessage;
       return typeof custom === 'string' ? custom : 'has an invalid format';

@@ -1,8 +1,10 @@
-import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 /** Hex SHA-256; secrets with at least 128 random bits need no salt or stretching to be stored safely. */
 export function sha256Hex(value: string | Buffer): string {
-  return createHash('sha256').update(value).digest('hex');
+  // The one-shot form: about half the cost of createHash().update().digest() for a key-sized input, and
+  // it runs on every authenticated request.
+  return hash('sha256', value, 'hex');
 }
 
 export function hmacSha256Hex(key: string, body: string | Buffer): string {

@@ -1,6 +1,7 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { DeliveryStats } from '../db/repositories/metrics-repo.js';
 import type { DeliveryStatus } from '../db/schema.js';
+import { registerRequestMetrics } from './request-metrics.js';
 
 /** What one finished attempt led to: delivered, a retry scheduled, or given up (failed). */
 export type AttemptOutcome = 'delivered' | 'retry_scheduled' | 'failed';
@@ -31,19 +32,7 @@ export function createMetrics({ deliveryStats, now, onCollectError }: MetricsOpt
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'workspace_' });
 
-  const requests = new Counter({
-    name: 'workspace_http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: 'workspace_http_request_duration_seconds',
-    help: 'Time from receiving a request to finishing its response, by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
+  const requests = registerRequestMetrics(registry);
   const attempts = new Counter({
     name: 'workspace_delivery_attempts_total',
     help: 'Webhook delivery attempts finished by this process, by outcome.',
@@ -96,9 +85,7 @@ export function createMetrics({ deliveryStats, now, onCollectError }: MetricsOpt
   return {
     registry,
     observeRequest(method, route, statusCode, seconds) {
-      const labels = { method, route, status_code: String(statusCode) };
-      requests.inc(labels);
-      latency.observe(labels, seconds);
+      requests.observe(method, route, statusCode, seconds);
     },
     deliveryAttempt(outcome) {
       attempts.inc({ outcome });

@@ -16,29 +16,40 @@ export interface AuthService {
   authenticate(token: string): Promise<Principal | null>;
 }
 
+/** The database lookup, also by hash: a cache in front has already hashed the token for its own key. */
+export interface KeyLookup extends AuthService {
+  authenticateHash(keyHash: string): Promise<Principal | null>;
+}
+
 /**
  * Keys are looked up by the SHA-256 of the presented secret: the database compares hashes of a
  * 160-bit-plus random value, so no timing signal about a stored key's bytes reaches the caller.
- * The user's role and status are read on every request, so a role change or revocation applies at once.
+ * Every call reads the key, its user's role and status and its organisation's state (one indexed query);
+ * the principal cache in front of it (cached-auth-service.ts) decides when a call can be skipped.
  */
-export function createAuthService(store: Store): AuthService {
+export function createAuthService(store: Store): KeyLookup {
+  async function authenticateHash(keyHash: string): Promise<Principal | null> {
+    const row = await store.repos.apiKeys.findPrincipalByHash(keyHash);
+    // From the moment deletion begins, the organisation's keys are dead.
+    if (!row || row.user_status !== 'active' || row.org_state === 'deleting') return null;
+    const scope = parseScope(row.scope);
+    if (!scope) return null;
+    return {
+      keyId: row.key_id,
+      orgId: row.org_id,
+      userId: row.user_id,
+      email: row.email,
+      role: row.role,
+      scope,
+      workspace: { state: row.org_state, deletionAt: row.deletion_at },
+    };
+  }
+
   return {
     async authenticate(token) {
       if (token.length > 512) return null;
-      const row = await store.repos.apiKeys.findPrincipalByHash(sha256Hex(token));
-      // From the moment deletion begins, the organisation's keys are dead.
-      if (!row || row.user_status !== 'active' || row.org_state === 'deleting') return null;
-      const scope = parseScope(row.scope);
-      if (!scope) return null;
-      return {
-        keyId: row.key_id,
-        orgId: row.org_id,
-        userId: row.user_id,
-        email: row.email,
-        role: row.role,
-        scope,
-        workspace: { state: row.org_state, deletionAt: row.deletion_at },
-      };
+      return authenticateHash(sha256Hex(token));
     },
+    authenticateHash,
   };
 }

@@ -1,21 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { AuthEvents } from './auth-events.js';
+import type { AuthEvents, AuthInvalidation, AuthInvalidationSource } from './auth-events.js';
 
-export type AuthInvalidation =
-  | { kind: 'key'; keyId: string }
-  | { kind: 'user'; userId: string }
-  | { kind: 'org'; orgId: string }
-  | { kind: 'reset' };
-
-/** What a principal cache needs: whether it hears every invalidation right now, and the invalidations. */
-export interface AuthInvalidationSource {
-  /** True only while subscribed: a cache may be trusted only while no invalidation can be missed. */
-  listening(): boolean;
-  /** `reset` is sent whenever the subscription is lost or re-established: drop everything. */
-  subscribe(listener: (invalidation: AuthInvalidation) => void): () => void;
-}
+export type { AuthInvalidation, AuthInvalidationSource } from './auth-events.js';
 
 export interface RedisAuthEvents extends AuthEvents, AuthInvalidationSource {
   close(): Promise<void>;

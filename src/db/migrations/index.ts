@@ -7,6 +7,7 @@ import { usageStatsMigration } from './004-usage-stats.js';
 import { deliveryHistoryMigration } from './005-delivery-history.js';
 import { workflowRunsMigration } from './006-workflow-runs.js';
 import { lifecycleMigration } from './007-lifecycle.js';
+import { authChangesMigration } from './008-auth-changes.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -23,6 +24,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '005_delivery_history': deliveryHistoryMigration(),
         '006_workflow_runs': workflowRunsMigration(dialect),
         '007_lifecycle': lifecycleMigration(dialect),
+        '008_auth_changes': authChangesMigration(dialect),
       };
     },
   };

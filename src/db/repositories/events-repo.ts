@@ -1,5 +1,6 @@
+import { sql, type Compilable, type RawBuilder } from 'kysely';
 import type { DeliveryRow, EventRow } from '../schema.js';
-import type { RepoContext } from './executor.js';
+import type { Executor, RepoContext } from './executor.js';
 import { prepared } from './prepared.js';
 
 // Every create, update and delete records one (compiled once: prepared.ts).
@@ -7,17 +8,138 @@ const insertEventRow = prepared(5, (db, id: string, orgId: string, type: string,
   db.insertInto('events').values({ id, org_id: orgId, type, body, occurred_at: occurredAt }),
 );
 
+const raw = <R>(db: Executor, query: RawBuilder<R>): Compilable<R> => ({ compile: () => query.compile(db) });
+
+/**
+ * PostgreSQL: the event, the subscriptions listening to its type and their pending deliveries in one
+ * statement (one round trip). The subscriptions are share-locked (FOR SHARE) as before: a concurrent
+ * delete of one waits for this transaction's commit and then cancels the deliveries it made, and one
+ * whose delete committed first is skipped, so no pending delivery outlives its subscription. Only the
+ * listening rows are locked (the others get nothing, so their deletes need not wait). Delivery ids come
+ * from the caller (newId, as every id); a subscription past the ids given is returned in `overflow`.
+ */
+const recordPostgres = prepared(
+  6,
+  (db, id: string, orgId: string, type: string, body: string, occurredAt: number, deliveryIds: string[]) =>
+    raw(
+      db,
+      sql<{ matched: number; overflow: string[] | null }>`with inserted_event as (
+  insert into events (id, org_id, type, body, occurred_at) values (${id}, ${orgId}, ${type}, ${body}, ${occurredAt})
+), listening as (
+  select id, seq from webhooks where org_id = ${orgId} and events::jsonb ? ${type} for share
+), numbered as (
+  select id, row_number() over (order by seq)::int as n from listening
+), ids as (
+  select cast(${deliveryIds} as text[]) as a
+), fan_out as (
+  insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at)
+  select ids.a[n], ${orgId}, ${id}, numbered.id, ${type}, 'pending', 0, 0, cast(${occurredAt} as bigint), cast(${occurredAt} as bigint), cast(${occurredAt} as bigint)
+  from numbered, ids where n <= cardinality(ids.a) order by n
+)
+select count(*) as matched, array_agg(numbered.id order by n) filter (where n > cardinality(ids.a)) as overflow from numbered, ids`,
+    ),
+);
+
+/**
+ * SQLite (no data-modifying CTEs): the event is one statement, the deliveries of the listening
+ * subscriptions another, `INSERT ... SELECT` with the ids given as a JSON array. The transaction holds
+ * SQLite's write lock, so the subscriptions cannot change in between.
+ */
+const listeningSqlite = (db: Executor, orgId: string, type: string) =>
+  sql`select id, row_number() over (order by seq) as n from webhooks
+  where org_id = ${orgId} and exists (select 1 from json_each(webhooks.events) where json_each.value = ${type})`;
+const fanOutSqlite = prepared(
+  5,
+  (db, orgId: string, eventId: string, type: string, occurredAt: number, deliveryIds: string) =>
+    raw(
+      db,
+      sql<{ webhook_id: string }>`insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at)
+select json_extract(${deliveryIds}, '$[' || (n - 1) || ']'), ${orgId}, ${eventId}, listening.id, ${type}, 'pending', 0, 0, ${occurredAt}, ${occurredAt}, ${occurredAt}
+from (${listeningSqlite(db, orgId, type)}) as listening where n <= json_array_length(${deliveryIds}) order by n
+returning webhook_id`,
+    ),
+);
+const listeningAfterSqlite = prepared(3, (db, orgId: string, type: string, after: number) =>
+  raw(db, sql<{ id: string }>`select id from (${listeningSqlite(db, orgId, type)}) as listening where n > ${after} order by n`),
+);
+
+/**
+ * How many subscriptions listened to the type last time, per organisation and type: that many delivery
+ * ids are generated up front (an id costs about a microsecond, and most organisations have none). Only a
+ * guess: more listeners than ids cost one more statement, never a missing delivery.
+ */
+const listenerHints = new Map<string, number>();
+const MAX_HINTS = 10_000;
+
+function hintKey(orgId: string, type: string): string {
+  return `${orgId}\u0000${type}`;
+}
+
+function remember(key: string, listeners: number): void {
+  if (listenerHints.get(key) === listeners) return;
+  if (listenerHints.size >= MAX_HINTS) listenerHints.clear();
+  listenerHints.set(key, listeners);
+}
+
+type NewDelivery = Omit<DeliveryRow, 'seq' | 'replay_requested_at'>;
+
 export function eventsRepository(ctx: RepoContext) {
   const { db } = ctx;
-  return {
-    async insertEvent(row: Omit<EventRow, 'seq'>): Promise<void> {
-      await insertEventRow.all(ctx, row.id, row.org_id, row.type, row.body, row.occurred_at);
-    },
 
-    async insertDeliveries(rows: Omit<DeliveryRow, 'seq' | 'replay_requested_at'>[]): Promise<void> {
-      if (rows.length === 0) return;
-      await db.insertInto('deliveries').values(rows).execute();
-      if (ctx.unit) ctx.unit.workCreated += rows.length;
+  function pendingDelivery(event: Omit<EventRow, 'seq'>, deliveryId: string, webhookId: string): NewDelivery {
+    return {
+      id: deliveryId,
+      org_id: event.org_id,
+      event_id: event.id,
+      webhook_id: webhookId,
+      event_type: event.type,
+      status: 'pending',
+      attempt_count: 0,
+      failure_count: 0,
+      next_attempt_at: event.occurred_at,
+      lease_owner: null,
+      lease_expires_at: null,
+      last_status_code: null,
+      last_error: null,
+      created_at: event.occurred_at,
+      updated_at: event.occurred_at,
+    };
+  }
+
+  /** Subscriptions beyond the ids generated up front (rare: see listenerHints). */
+  async function insertMore(event: Omit<EventRow, 'seq'>, webhookIds: string[], newDeliveryId: () => string): Promise<void> {
+    if (webhookIds.length === 0) return;
+    await db.insertInto('deliveries').values(webhookIds.map((webhookId) => pendingDelivery(event, newDeliveryId(), webhookId))).execute();
+  }
+
+  return {
+    /**
+     * The outbox write: the event row and one pending delivery per subscription of the organisation
+     * listening to its type at this moment, in subscription order. Returns the number of deliveries.
+     * Called inside the caller's transaction, so all of it commits or rolls back with the change.
+     */
+    async insertEvent(event: Omit<EventRow, 'seq'>, newDeliveryId: () => string): Promise<number> {
+      const key = hintKey(event.org_id, event.type);
+      const ids = Array.from({ length: (listenerHints.get(key) ?? 0) + (ctx.dialect === 'sqlite' ? 1 : 0) }, newDeliveryId);
+      let deliveries: number;
+      if (ctx.dialect === 'postgres') {
+        const result = await recordPostgres.first(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, ids);
+        if (!result) throw new Error('recording an event returned no row');
+        deliveries = result.matched;
+        await insertMore(event, result.overflow ?? [], newDeliveryId);
+      } else {
+        await insertEventRow.all(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at);
+        deliveries = (await fanOutSqlite.all(ctx, event.org_id, event.id, event.type, event.occurred_at, JSON.stringify(ids))).length;
+        // One id more than the hint is given, so a full batch means there may be more listeners.
+        if (deliveries === ids.length) {
+          const more = await listeningAfterSqlite.all(ctx, event.org_id, event.type, ids.length);
+          await insertMore(event, more.map((row) => row.id), newDeliveryId);
+          deliveries += more.length;
+        }
+      }
+      remember(key, deliveries);
+      if (ctx.unit) ctx.unit.workCreated += deliveries;
+      return deliveries;
     },
 
     async findEvent(orgId: string, eventId: string): Promise<EventRow | undefined> {

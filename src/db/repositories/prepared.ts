@@ -1,5 +1,6 @@
 import { CompiledQuery, type Compilable } from 'kysely';
 import type { SqlDialect } from '../dialect.js';
+import { poolOf, queryPrepared, registerPreparedStatement } from '../pg-prepared.js';
 import type { Executor, RepoContext } from './executor.js';
 
 /**
@@ -13,6 +14,11 @@ import type { Executor, RepoContext } from './executor.js';
  * (database.ts). In WAL mode it sees exactly the committed data, so it neither queues behind a write
  * transaction on the main connection nor sees that transaction's uncommitted rows. Writes, and
  * everything inside a transaction (repositories bound to `trx`), run through Kysely as before.
+ *
+ * On PostgreSQL every compiled text is registered as a named prepared statement (pg-prepared.ts): each
+ * pooled connection parses and plans it once, inside transactions too. Outside a transaction the query
+ * goes straight to `pool.query` (the pool's own checkout), not through Kysely's connection provider.
+ * Only registered texts are named: one per `prepared` call and dialect, a fixed set.
  */
 export interface PreparedQuery<A extends unknown[], R> {
   all(ctx: RepoContext, ...args: A): Promise<R[]>;
@@ -28,7 +34,20 @@ interface Compiled {
   constants: unknown[];
 }
 
-export function prepared<A extends unknown[], R>(arity: A['length'], build: (db: Executor, ...args: A) => Compilable<R>): PreparedQuery<A, R> {
+export interface PreparedOptions {
+  /**
+   * PostgreSQL: the statement returns no rows and callers read nothing of its result, so inside a
+   * transaction it may travel with the transaction's next statement (pg-prepared.ts). An error then
+   * fails that next statement, or the commit, instead: the transaction is lost either way.
+   */
+  deferrable?: boolean;
+}
+
+export function prepared<A extends unknown[], R>(
+  arity: A['length'],
+  build: (db: Executor, ...args: A) => Compilable<R>,
+  options: PreparedOptions = {},
+): PreparedQuery<A, R> {
   const byDialect = new Map<SqlDialect, Compiled>();
 
   function compiled(ctx: RepoContext): Compiled {
@@ -41,6 +60,7 @@ export function prepared<A extends unknown[], R>(arity: A['length'], build: (db:
         if (!slots.includes(i)) throw new Error(`prepared query does not use argument ${i}: ${query.sql}`);
       }
       entry = { sql: query.sql, slots, constants: [...query.parameters] };
+      if (ctx.dialect === 'postgres') registerPreparedStatement(query.sql, options);
       byDialect.set(ctx.dialect, entry);
     }
     return entry;
@@ -49,10 +69,15 @@ export function prepared<A extends unknown[], R>(arity: A['length'], build: (db:
   async function all(ctx: RepoContext, ...args: A): Promise<R[]> {
     const { sql, slots, constants } = compiled(ctx);
     const parameters = slots.map((slot, i) => (slot >= 0 ? args[slot] : constants[i]));
-    const direct = ctx.direct;
-    if (direct && !ctx.db.isTransaction) {
-      const rows = direct.read(sql, parameters);
-      if (rows) return rows as R[];
+    if (!ctx.db.isTransaction) {
+      const direct = ctx.direct;
+      if (direct) {
+        const rows = direct.read(sql, parameters);
+        if (rows) return rows as R[];
+      } else {
+        const pool = poolOf(ctx.db);
+        if (pool) return queryPrepared<R>(pool, sql, parameters);
+      }
     }
     const result = await ctx.db.executeQuery<R>(CompiledQuery.raw(sql, parameters));
     return result.rows as R[];

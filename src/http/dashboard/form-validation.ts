@@ -26,3 +26,14 @@ export function formErrors(error: { message: string; details?: readonly { field:
   if (!error.details || error.details.length === 0) return [{ field: null, message: error.message }];
   return error.details.map((d) => ({ field: d.field in labels ? d.field : null, message: `${labels[d.field] ?? d.field} ${d.message}` }));
 }
+
+/**
+ * The sentence of the 400 page for a form (or a page's query) its route's own schema refused: something no
+ * form of ours sends, so no form is shown again, but the problems are named by field, a value the text rule
+ * refuses (U+0000, an unpaired surrogate: CONTRACT 1) included, as the API's `details` would name them.
+ */
+export function schemaRefusalMessage(error: { validation?: Parameters<typeof toDetails>[0] | undefined; validationContext?: string | undefined }): string {
+  const problems = toDetails(error.validation ?? [], error.validationContext).map((d) => `${d.field} ${d.message}`);
+  const named = problems.length > 0 ? ` Problems: ${problems.join('; ')}.` : '';
+  return `The form was not filled in as expected.${named} Go back and try again.`;
+}

@@ -13,6 +13,7 @@ import { requestContext } from '../request-context.js';
 import { dashboardCookies } from './cookies.js';
 import { isReadOnlyRefusal, pageContext, sendPage } from './context.js';
 import { csrfMatches, isCrossSite } from './csrf.js';
+import { schemaRefusalMessage } from './form-validation.js';
 import { dashboardPages } from './pages/index.js';
 import { ErrorPage, ReadOnlyPage } from './views/error-page.js';
 
@@ -121,7 +122,7 @@ function renderError(error: FastifyError | DomainError, request: FastifyRequest,
     if (error.headers) reply.headers(error.headers);
   } else if ((error as FastifyError).validation) {
     status = 400;
-    message = 'The form was not filled in as expected. Go back and try again.';
+    message = schemaRefusalMessage(error as FastifyError & { validationContext?: string });
   } else if (isDatabaseUnavailable(error)) {
     status = 503;
     message = 'The service is temporarily unavailable. Try again in a moment.';

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
 import { bearerToken } from '../../services/auth-service.js';
 import type { UserActor } from '../../services/actor.js';
@@ -22,9 +22,12 @@ declare module 'fastify' {
 }
 
 const WINDOW_MS = 60_000;
+const AUTH_HOOK = Symbol('auth hook');
+
+type RouteAuth = NonNullable<FastifyContextConfig['auth']>;
 
 /**
- * Authentication, rate limiting and permission run in `onRequest`, before the body is even parsed, so
+ * Authentication, rate limiting and permission run in the route's `onRequest`, before the body is even parsed, so
  * the contract's order holds: 401, then 429, then 403, and only then 400 from parsing and validation.
  * The read-only check follows (`workspace_read_only` after `forbidden`, CONTRACT 1).
  * The permission check here is the services' own rule (`isAllowed`, which `authorize` applies inside every
@@ -34,10 +37,7 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
   const { services, rateLimiter, config } = deps;
   app.decorateRequest('principal', null);
 
-  app.addHook('onRequest', async (request, reply) => {
-    const auth = request.routeOptions.config.auth;
-    if (!auth) return;
-
+  async function authenticate(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth): Promise<void> {
     const token = bearerToken(request.headers.authorization);
     const principal = token ? await services.auth.authenticate(token) : null;
     if (!principal) {
@@ -58,6 +58,18 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
     if (auth.action !== 'read' && !auth.whileReadOnly && principal.workspace.state !== 'active') throw workspaceReadOnlyError(principal.workspace);
     request.principal = principal;
     services.apiKeys.touch(principal.orgId, principal.keyId);
+  }
+
+  // Attached to each authenticated route with its `auth` bound, rather than as a global hook that reads
+  // `request.routeOptions` (an object Fastify builds on every access) on every request of every route.
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth;
+    if (!auth) return;
+    const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    // The HEAD route Fastify derives from a GET copies its options, hook included.
+    if (hooks.some((hook) => AUTH_HOOK in hook)) return;
+    const hook = Object.assign((request: FastifyRequest, reply: FastifyReply) => authenticate(request, reply, auth), { [AUTH_HOOK]: true });
+    route.onRequest = [...hooks, hook] as typeof route.onRequest;
   });
 }
 
