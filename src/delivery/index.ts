@@ -1,4 +1,5 @@
 import type { Container } from '../container.js';
+import { openDeliveryQueue } from '../db/delivery-queue.js';
 import { createDeliveryAgent, type DeliveryAgentOptions } from './agent.js';
 import { startReplayRunner } from './replay-runner.js';
 import { startRunEngine, type RunEngineOptions } from '../workflows/run-engine.js';
@@ -39,6 +40,7 @@ export async function startDeliveryWorker(container: Container, options: StartDe
     connectTimeoutMs: config.webhookTimeoutMs,
     ...(options.ca !== undefined ? { ca: options.ca } : {}),
   });
+  const queue = await openDeliveryQueue(container.database, store);
   const worker = createDeliveryWorker(
     {
       config,
@@ -47,6 +49,7 @@ export async function startDeliveryWorker(container: Container, options: StartDe
       logger,
       waker: container.waker,
       dispatcher,
+      queue,
       onAttemptFinished: (outcome) => container.metrics.deliveryAttempt(outcome),
       housekeeping: [
         { name: 'audit log', run: () => container.services.audit.prune() },
@@ -81,6 +84,7 @@ export async function startDeliveryWorker(container: Container, options: StartDe
       await runEngine.stop();
       await replays.stop();
       await worker.stop();
+      await queue.close();
       await dispatcher.close();
     },
   };

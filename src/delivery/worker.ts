@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { AttemptCompletion, ClaimedDelivery } from '../db/repositories/deliveries-repo.js';
 import type { DeliveryRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
+import { storeDeliveryQueue, type DeliveryQueue, type QueueClaim } from '../db/delivery-queue.js';
 import { newId } from '../lib/ids.js';
 import type { Signal } from '../lib/signal.js';
 import type { AttemptOutcome } from '../lib/metrics.js';
@@ -22,6 +23,8 @@ export interface DeliveryWorkerDeps {
   logger: FastifyBaseLogger;
   waker: Signal;
   dispatcher: Dispatcher;
+  /** Where the queue's transactions run; default `store.transaction` (closed by the caller). */
+  queue?: DeliveryQueue;
   /** Called once per finished attempt, after its result and the delivery's next state are stored. */
   onAttemptFinished?: (outcome: AttemptOutcome) => void;
   /**
@@ -31,6 +34,12 @@ export interface DeliveryWorkerDeps {
   housekeeping?: readonly { name: string; run: () => Promise<number> }[];
 }
 
+/** An attempt sent, its outcome waiting to be recorded. */
+interface Finished {
+  completion: AttemptCompletion;
+  outcome: AttemptOutcome;
+}
+
 export interface DeliveryWorkerTuning {
   /** Poll fallback for work created by other processes; default 1 s. */
   pollIntervalMs?: number;
@@ -38,6 +47,12 @@ export interface DeliveryWorkerTuning {
   leaseMs?: number;
   /** The most deliveries one claim takes; default 100. */
   claimBatchSize?: number;
+  /** While attempts run or wait, room needed before a claim; default a quarter of WEBHOOK_CONCURRENCY. */
+  claimThreshold?: number;
+  /** How long a finished attempt may wait for a claim to share its transaction before it is recorded alone; default 10 ms. */
+  recordDelayMs?: number;
+  /** Deliveries claimed ahead of free slots; default half of WEBHOOK_CONCURRENCY. */
+  readyLimit?: number;
   /** How often history is pruned; default 10 min (first run 5 s after start). */
   pruneIntervalMs?: number;
   /** Identifies this process's leases; default random. */
@@ -53,100 +68,179 @@ export interface DeliveryWorker {
 }
 
 /**
- * The delivery loop. It claims due deliveries in bounded batches under a database lease, sends each
- * outside any transaction, and records the attempt and the next state in one short transaction. The
- * global and per-subscription limits are enforced at claim time, so a slow endpoint holds only its own
- * slots. It wakes on the container's waker (new events), when a slot frees, at the earliest due retry,
- * and every poll interval.
+ * The delivery loop. It claims due deliveries in bounded batches under a database lease and sends each
+ * outside any transaction. A finished attempt frees its slot at once; its outcome (the attempt row and the
+ * delivery's next state) is recorded by the next cycle, one short write transaction that records every
+ * attempt finished since the last one and then claims for the free slots. The lease keeps the delivery
+ * from being claimed again until then, and a crash before that commit sends it again once the lease is
+ * gone (at least once). The global and per-subscription limits count attempts on the wire and are enforced
+ * at claim time, so a slow endpoint holds only its own slots. It wakes on the container's waker (new
+ * events), when enough slots are free, at the earliest due retry, and every poll interval.
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryWorkerTuning = {}): DeliveryWorker {
   const { config, store, clock, logger, dispatcher } = deps;
+  const queue = deps.queue ?? storeDeliveryQueue(store);
   const owner = tuning.workerId ?? `wkr_${randomBytes(8).toString('hex')}`;
   const pollMs = tuning.pollIntervalMs ?? 1000;
   const leaseMs = tuning.leaseMs ?? 2 * config.webhookTimeoutMs + 5_000;
   const batchSize = tuning.claimBatchSize ?? 100;
   const pruneMs = tuning.pruneIntervalMs ?? 10 * 60_000;
+  const recordMs = tuning.recordDelayMs ?? 10;
   const schedule = config.webhookRetrySchedule;
   const globalLimit = config.webhookConcurrency;
   const perWebhookLimit = config.webhookPerSubscriptionConcurrency;
+  const sendOptions = { dispatcher, timeoutMs: config.webhookTimeoutMs, now: () => clock.now() };
 
-  const claimThreshold = Math.max(1, Math.min(batchSize, Math.ceil(globalLimit / 4)));
+  // A claim waits until a useful batch is wanted (finishing attempts kick again): fewer, larger claims, each
+  // sharing its transaction with the completions recorded in the meantime.
+  const claimThreshold = Math.max(1, Math.min(batchSize, tuning.claimThreshold ?? Math.ceil(globalLimit / 4)));
+  // Claimed ahead of free slots, so a freed slot starts its next attempt at once instead of waiting for the
+  // next claim's transaction. Bounded: a claimed delivery waits at most one attempt's time (WEBHOOK_TIMEOUT)
+  // for a slot, which the lease (2 × WEBHOOK_TIMEOUT + 5 s) covers.
+  const readyLimit = Math.max(0, tuning.readyLimit ?? Math.ceil(globalLimit / 2));
+  /** Per subscription: attempts on the wire plus claimed ones waiting (the per-subscription limit counts both). */
   const perWebhook = new Map<string, number>();
-  const running = new Set<Promise<void>>();
+  /** Attempts on the wire (the global limit counts these); each settles within WEBHOOK_TIMEOUT. */
+  const sends = new Set<Promise<void>>();
+  /** Claimed, waiting for a free slot, in due order. */
+  let ready: ClaimedDelivery[] = [];
+  /** Attempts sent whose outcome is not recorded yet: the next cycle records them. */
+  let finished: Finished[] = [];
   let stopping = false;
-  let pumping = false;
-  let pumpAgain = false;
+  let cycling: Promise<void> | null = null;
+  let again = false;
+  let recordTimer: NodeJS.Timeout | null = null;
   const timer = createWakeTimer(() => kick());
-  const arm = (delayMs: number) => timer.arm(delayMs);
+  const arm = (delayMs: number) => {
+    if (!stopping) timer.arm(delayMs);
+  };
 
   const saturated = () => [...perWebhook].filter(([, n]) => n >= perWebhookLimit).map(([id]) => id);
+  /** Deliveries a claim may take now: free slots plus room in the ready queue. */
+  const capacity = () => (stopping ? 0 : globalLimit + readyLimit - sends.size - ready.length);
 
+  /** Claims due work now (and records finished attempts); also what the waker and the timers call. */
   function kick(): void {
-    if (stopping) return;
-    if (pumping) {
-      pumpAgain = true;
+    if (cycling) {
+      again = true;
       return;
     }
-    pumping = true;
-    void pump().finally(() => {
-      pumping = false;
-      if (pumpAgain && !stopping) {
-        pumpAgain = false;
-        kick();
-      }
+    cycling = cycles().finally(() => {
+      cycling = null;
+      if (again) kick();
     });
   }
 
-  async function pump(): Promise<void> {
-    try {
-      for (;;) {
-        pumpAgain = false;
-        const room = globalLimit - running.size;
-        // While attempts run, wait until a useful batch of slots is free: finishing attempts kick again.
-        if (stopping || room <= 0 || (running.size > 0 && room < claimThreshold)) return;
-        const now = clock.now();
-        const exclude = saturated();
-        const claimed = await store.transaction((repos) =>
-          repos.deliveries.claimDueQueueItems({
-            owner,
-            now,
-            leaseMs,
-            limit: Math.min(room, batchSize),
-            excludeWebhooks: exclude,
-            perWebhookRoom: (id) => perWebhookLimit - (perWebhook.get(id) ?? 0),
-          }),
-        );
-        for (const item of claimed) start(item);
-        if (claimed.length > 0) continue;
-        // Nothing due now: sleep until the earliest retry, or the poll interval, whichever is sooner.
-        const due = await store.repos.deliveries.nextQueueDueAt(clock.now(), saturated());
-        const wait = due === null ? pollMs : Math.min(pollMs, Math.max(10, due - clock.now()));
-        arm(wait);
-        if (!pumpAgain) return;
-      }
-    } catch (err) {
-      logger.error({ err }, 'delivery worker: claim failed; retrying');
-      arm(pollMs);
+  /**
+   * One cycle is one short write transaction: the attempts finished since the last one are recorded, then
+   * due deliveries are claimed. Cycles run one at a time, back to back while asked for.
+   */
+  async function cycles(): Promise<void> {
+    for (;;) {
+      again = false;
+      const claimedAll = await cycle();
+      if (!again && !claimedAll) return;
     }
   }
 
-  function start(item: ClaimedDelivery): void {
-    perWebhook.set(item.webhook_id, (perWebhook.get(item.webhook_id) ?? 0) + 1);
-    const task = deliver(item)
-      .catch((err) => logger.error({ err, delivery_id: item.id }, 'delivery worker: attempt bookkeeping failed'))
-      .finally(() => {
-        running.delete(task);
-        const left = (perWebhook.get(item.webhook_id) ?? 1) - 1;
-        if (left <= 0) perWebhook.delete(item.webhook_id);
-        else perWebhook.set(item.webhook_id, left);
-        kick();
-      });
-    running.add(task);
+  /** Returns true when the claim filled its batch (more may be due at once). */
+  async function cycle(): Promise<boolean> {
+    if (recordTimer !== null) {
+      clearTimeout(recordTimer);
+      recordTimer = null;
+    }
+    const batch = finished;
+    finished = [];
+    const room = capacity();
+    // Nothing running and nothing waiting: any room is worth a claim (a quiet queue, a single new event).
+    const limit = room > 0 && (room >= claimThreshold || (sends.size === 0 && ready.length === 0)) ? Math.min(room, batchSize) : 0;
+    if (batch.length === 0 && limit === 0) return false;
+    const now = clock.now();
+    let claimed: ClaimedDelivery[];
+    try {
+      claimed = await queue.cycle(
+        owner,
+        batch.map((f) => f.completion),
+        limit > 0 ? claimInput(now, limit) : null,
+        now,
+      );
+    } catch (err) {
+      if (batch.length === 0) {
+        logger.error({ err }, 'delivery worker: claim failed; retrying');
+        arm(pollMs);
+        return false;
+      }
+      // Each completion alone, so one that cannot be recorded fails alone; the claim waits for the next cycle.
+      await recordEach(batch);
+      again = true;
+      return false;
+    }
+    recorded(batch);
+    for (const item of claimed) {
+      perWebhook.set(item.webhook_id, (perWebhook.get(item.webhook_id) ?? 0) + 1);
+      ready.push(item);
+    }
+    fill();
+    if (limit === 0) return false;
+    if (claimed.length > 0) return claimed.length >= limit && capacity() >= claimThreshold;
+    // Nothing due now: sleep until the earliest retry, or the poll interval, whichever is sooner.
+    const due = await queue.nextDueAt(clock.now(), saturated());
+    arm(due === null ? pollMs : Math.min(pollMs, Math.max(10, due - clock.now())));
+    return false;
   }
 
-  async function deliver(item: ClaimedDelivery): Promise<void> {
+  function claimInput(now: number, limit: number): QueueClaim {
+    const exclude = saturated();
+    // Candidates beyond the batch are needed only when a subscription's room could cut the claim short.
+    let tightest = perWebhookLimit;
+    for (const n of perWebhook.values()) tightest = Math.min(tightest, perWebhookLimit - n);
+    return {
+      now,
+      leaseMs,
+      limit,
+      window: tightest >= limit ? limit : undefined,
+      excludeWebhooks: exclude,
+      perWebhookRoom: (id: string) => perWebhookLimit - (perWebhook.get(id) ?? 0),
+      defaultRoom: perWebhookLimit,
+      busyWebhooks: [...perWebhook.keys()],
+    };
+  }
+
+  async function recordEach(batch: Finished[]): Promise<void> {
+    for (const f of batch) {
+      try {
+        await queue.cycle(owner, [f.completion], null, clock.now());
+        recorded([f]);
+      } catch (err) {
+        // The delivery stays leased: it goes out again once the lease expires (at least once).
+        logger.error({ err, delivery_id: f.completion.attempt.delivery_id }, 'delivery worker: attempt bookkeeping failed');
+      }
+    }
+  }
+
+  /** After the commit that holds them: metrics, and a timer for the earliest retry. */
+  function recorded(batch: Finished[]): void {
+    let retryAt = Infinity;
+    for (const f of batch) {
+      deps.onAttemptFinished?.(f.outcome);
+      const next = f.completion.delivery.next_attempt_at;
+      if (f.outcome === 'retry_scheduled' && next !== null && next < retryAt) retryAt = next;
+    }
+    if (retryAt !== Infinity) arm(Math.max(10, retryAt - clock.now()));
+  }
+
+  /** Starts waiting deliveries while slots are free. */
+  function fill(): void {
+    if (ready.length === 0 || sends.size >= globalLimit) return;
+    const n = Math.min(ready.length, globalLimit - sends.size);
+    const starting = ready.length === n ? ready : ready.slice(0, n);
+    ready = ready.length === n ? [] : ready.slice(n);
+    for (const item of starting) start(item);
+  }
+
+  function start(item: ClaimedDelivery): void {
     const attemptNumber = item.attempt_count + 1;
-    const result = await sendAttempt(
+    const send = sendAttempt(
       {
         url: item.url,
         secret: item.secret,
@@ -156,12 +250,26 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
         deliveryId: item.id,
         attemptNumber,
       },
-      { dispatcher, timeoutMs: config.webhookTimeoutMs, now: () => clock.now() },
-    );
-    await complete(item, attemptNumber, result);
+      sendOptions,
+    )
+      .then((result) => {
+        sends.delete(send);
+        const left = (perWebhook.get(item.webhook_id) ?? 1) - 1;
+        if (left <= 0) perWebhook.delete(item.webhook_id);
+        else perWebhook.set(item.webhook_id, left);
+        finished.push(completionOf(item, attemptNumber, result));
+        // The slot goes to the next claimed delivery at once; this outcome is recorded by the next cycle (the
+        // lease holds the delivery until then). A cycle starts now when a claim is worth it, else within recordMs.
+        fill();
+        if (capacity() >= claimThreshold || (sends.size === 0 && ready.length === 0)) kick();
+        else recordTimer ??= setTimeout(kick, recordMs);
+      })
+      // completionOf is pure; should bookkeeping here ever throw, the attempt is logged, not lost silently.
+      .catch((err: unknown) => logger.error({ err, delivery_id: item.id }, 'delivery worker: attempt bookkeeping failed'));
+    sends.add(send);
   }
 
-  async function complete(item: ClaimedDelivery, attemptNumber: number, result: AttemptResult): Promise<void> {
+  function completionOf(item: ClaimedDelivery, attemptNumber: number, result: AttemptResult): Finished {
     const now = clock.now();
     const replay = item.replay_requested_at !== null;
     let next: Pick<DeliveryRow, 'status' | 'failure_count' | 'next_attempt_at'>;
@@ -178,7 +286,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
           ? { status: 'failed', failure_count: failures, next_attempt_at: null }
           : { status: 'pending', failure_count: failures, next_attempt_at: now + delay };
     }
-    await commitCompletion({
+    return {
+      outcome: next.status === 'delivered' ? 'delivered' : next.status === 'pending' ? 'retry_scheduled' : 'failed',
+      completion: {
         webhookId: item.webhook_id,
         attempt: {
           id: newId('att'),
@@ -201,29 +311,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
           last_status_code: result.status,
           last_error: result.error,
         },
-      });
-    deps.onAttemptFinished?.(next.status === 'delivered' ? 'delivered' : next.status === 'pending' ? 'retry_scheduled' : 'failed');
-    if (next.status === 'pending' && next.next_attempt_at !== null) arm(Math.max(10, next.next_attempt_at - clock.now()));
-  }
-
-  // Group commit: completions that finish close together share one short transaction.
-  let completions: { completion: AttemptCompletion; done: (err?: unknown) => void }[] = [];
-  function commitCompletion(completion: AttemptCompletion): Promise<void> {
-    return new Promise((resolve, reject) => {
-      completions.push({ completion, done: (err) => (err === undefined ? resolve() : reject(err)) });
-      // A few milliseconds of grouping turn many small write transactions into one.
-      if (completions.length === 1) setTimeout(flushCompletions, 5);
-    });
-  }
-  function flushCompletions(): void {
-    const batch = completions;
-    completions = [];
-    store
-      .transaction((repos) => repos.deliveries.completeQueueAttempts(owner, batch.map((b) => b.completion), clock.now()))
-      .then(
-        () => batch.forEach((b) => b.done()),
-        (err: unknown) => batch.forEach((b) => b.done(err ?? new Error('completion failed'))),
-      );
+      },
+    };
   }
 
   async function prune(): Promise<void> {
@@ -267,18 +356,22 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
 
   return {
     kick,
-    inFlight: () => running.size,
+    inFlight: () => sends.size,
     async stop() {
       stopping = true;
       unsubscribe();
       clearTimeout(firstPrune);
       clearInterval(pruneTimer);
       timer.clear();
-      // Attempts under way finish (each is bounded by WEBHOOK_TIMEOUT) and record their outcome.
-      while (running.size > 0 || pumping) {
-        await Promise.allSettled([...running]);
-        if (pumping) await new Promise((resolve) => setTimeout(resolve, 5));
+      // Attempts under way finish (each is bounded by WEBHOOK_TIMEOUT) and their outcomes are recorded.
+      // Deliveries claimed but not started go out too: they are leased to this process.
+      while (sends.size > 0 || cycling || finished.length > 0 || ready.length > 0) {
+        fill();
+        if (sends.size > 0) await Promise.allSettled([...sends]);
+        else if (cycling) await cycling;
+        else kick();
       }
+      if (recordTimer !== null) clearTimeout(recordTimer);
     },
   };
 }

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
+import { sql, type ExpressionBuilder, type OnConflictDatabase, type OnConflictTables } from 'kysely';
+import type { DB, DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
 import type { Executor, RepoContext } from './executor.js';
 import { HOUR_MS } from '../../lib/time.js';
 import { prepared } from './prepared.js';
@@ -9,64 +9,74 @@ import { prepared } from './prepared.js';
 // SQL text for every batch size or IN-list length) is paid per batch.
 // The attempt is written only while its delivery exists: an organisation's deletion may have removed it
 // during the send, and nothing of that organisation may be written after (INSERT ... SELECT ... WHERE).
-const insertAttemptRow = prepared(
-  13,
-  (
-    db,
-    id: string,
-    orgId: string,
-    deliveryId: string,
-    attemptNumber: number,
-    trigger: string,
-    startedAt: number,
-    durationMs: number,
-    requestHeaders: string,
-    responseStatus: number | null,
-    responseHeaders: string | null,
-    responseBody: string | null,
-    error: string | null,
-    outcome: string,
-  ) =>
-    db
-      .insertInto('delivery_attempts')
-      .columns(['id', 'org_id', 'delivery_id', 'attempt_number', 'trigger', 'started_at', 'duration_ms', 'request_headers', 'response_status', 'response_headers', 'response_body', 'error', 'outcome'])
-      .expression((eb) =>
-        eb
-          .selectFrom('deliveries')
-          .select([
-            eb.val(id).as('id'),
-            eb.val(orgId).as('org_id'),
-            eb.val(deliveryId).as('delivery_id'),
-            eb.val(attemptNumber).as('attempt_number'),
-            eb.val(trigger).as('trigger'),
-            eb.val(startedAt).as('started_at'),
-            eb.val(durationMs).as('duration_ms'),
-            eb.val(requestHeaders).as('request_headers'),
-            eb.val(responseStatus).as('response_status'),
-            eb.val(responseHeaders).as('response_headers'),
-            eb.val(responseBody).as('response_body'),
-            eb.val(error).as('error'),
-            eb.val(outcome).as('outcome'),
-          ])
-          .where('deliveries.id', '=', deliveryId),
-      )
-      .returning('delivery_attempts.id'),
-);
+const insertAttemptQuery = (
+  db: Executor,
+  id: string,
+  orgId: string,
+  deliveryId: string,
+  attemptNumber: number,
+  trigger: string,
+  startedAt: number,
+  durationMs: number,
+  requestHeaders: string,
+  responseStatus: number | null,
+  responseHeaders: string | null,
+  responseBody: string | null,
+  error: string | null,
+  outcome: string,
+) =>
+  db
+    .insertInto('delivery_attempts')
+    .columns(['id', 'org_id', 'delivery_id', 'attempt_number', 'trigger', 'started_at', 'duration_ms', 'request_headers', 'response_status', 'response_headers', 'response_body', 'error', 'outcome'])
+    .expression((eb) =>
+      eb
+        .selectFrom('deliveries')
+        .select([
+          eb.val(id).as('id'),
+          eb.val(orgId).as('org_id'),
+          eb.val(deliveryId).as('delivery_id'),
+          eb.val(attemptNumber).as('attempt_number'),
+          eb.val(trigger).as('trigger'),
+          eb.val(startedAt).as('started_at'),
+          eb.val(durationMs).as('duration_ms'),
+          eb.val(requestHeaders).as('request_headers'),
+          eb.val(responseStatus).as('response_status'),
+          eb.val(responseHeaders).as('response_headers'),
+          eb.val(responseBody).as('response_body'),
+          eb.val(error).as('error'),
+          eb.val(outcome).as('outcome'),
+        ])
+        .where('deliveries.id', '=', deliveryId),
+    )
+    .returning('delivery_attempts.id');
+const insertAttemptRow = prepared(13, insertAttemptQuery);
 
-// The claim's statements without exclusions (the usual case), one row each for the lease and the load, so
-// their SQL text never varies with the batch.
+const addToHourly = (eb: ExpressionBuilder<OnConflictDatabase<DB, 'delivery_hourly'>, OnConflictTables<'delivery_hourly'>>) => ({
+  delivered: eb('delivery_hourly.delivered', '+', eb.ref('excluded.delivered')),
+  failed: eb('delivery_hourly.failed', '+', eb.ref('excluded.failed')),
+});
 // Sorted by key before the batch runs them, so two workers' transactions take the row locks in one order.
 const addHourlyRow = prepared(5, (db, orgId: string, webhookId: string, hour: number, delivered: number, failed: number) =>
   db
     .insertInto('delivery_hourly')
     .values({ org_id: orgId, webhook_id: webhookId, hour, delivered, failed })
-    .onConflict((oc) =>
-      oc.columns(['org_id', 'webhook_id', 'hour']).doUpdateSet((eb) => ({
-        delivered: eb('delivery_hourly.delivered', '+', eb.ref('excluded.delivered')),
-        failed: eb('delivery_hourly.failed', '+', eb.ref('excluded.failed')),
-      })),
-    ),
+    .onConflict((oc) => oc.columns(['org_id', 'webhook_id', 'hour']).doUpdateSet(addToHourly)),
 );
+// Attempts of one subscription and hour into the roll-up, only while the delivery named exists (one whose
+// attempt was just recorded): the SQLite queue thread's form of addHourly, with the row written by the
+// statement itself rather than decided by the caller.
+const addHourlyIfRecordedQuery = (db: Executor, deliveryId: string, orgId: string, webhookId: string, hour: number, delivered: number, failed: number) =>
+  db
+    .insertInto('delivery_hourly')
+    .columns(['org_id', 'webhook_id', 'hour', 'delivered', 'failed'])
+    .expression((eb) =>
+      eb
+        .selectFrom('deliveries')
+        .select([eb.val(orgId).as('org_id'), eb.val(webhookId).as('webhook_id'), eb.val(hour).as('hour'), eb.val(delivered).as('delivered'), eb.val(failed).as('failed')])
+        // Also what SQLite's upsert needs after INSERT ... SELECT: a WHERE, so ON CONFLICT is not read as a join.
+        .where('deliveries.id', '=', deliveryId),
+    )
+    .onConflict((oc) => oc.columns(['org_id', 'webhook_id', 'hour']).doUpdateSet(addToHourly));
 
 /** Completions summed per subscription and hour, in key order. */
 export function hourlyCounts(completions: readonly AttemptCompletion[]): HourlyCount[] {
@@ -82,6 +92,8 @@ export function hourlyCounts(completions: readonly AttemptCompletion[]): HourlyC
   return [...counts.keys()].sort().map((key) => counts.get(key)!);
 }
 
+// The claim's statements without exclusions (the usual case), one row each for the lease and the load, so
+// their SQL text never varies with the batch.
 const dueScan = (db: Executor, now: number, window: number) =>
   db
     .selectFrom('deliveries')
@@ -94,15 +106,14 @@ const dueScan = (db: Executor, now: number, window: number) =>
     .limit(window);
 const dueScanSqlite = prepared(2, (db, now: number, window: number) => dueScan(db, now, window));
 const dueScanPostgres = prepared(2, (db, now: number, window: number) => dueScan(db, now, window).forUpdate().skipLocked());
-const leaseRow = prepared(4, (db, seq: number, owner: string, expiresAt: number, now: number) =>
+const leaseQuery = (db: Executor, seq: number, owner: string, expiresAt: number, now: number) =>
   db
     .updateTable('deliveries')
     .set({ lease_owner: owner, lease_expires_at: expiresAt })
     .where('seq', '=', seq)
-    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
-    .returning('seq'),
-);
-const claimedRow = prepared(2, (db, seq: number, owner: string) =>
+    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]));
+const leaseRow = prepared(4, (db, seq: number, owner: string, expiresAt: number, now: number) => leaseQuery(db, seq, owner, expiresAt, now).returning('seq'));
+const claimedQuery = (db: Executor, seq: number, owner: string) =>
   db
     .selectFrom('deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
@@ -125,42 +136,74 @@ const claimedRow = prepared(2, (db, seq: number, owner: string) =>
       'w.secret',
     ])
     .where('d.seq', '=', seq)
-    .where('d.lease_owner', '=', owner),
-);
+    .where('d.lease_owner', '=', owner);
+const claimedRow = prepared(2, claimedQuery);
+// A leased row the load above cannot return (no subscription, no event, or an organisation being deleted)
+// never goes out: the SQLite queue thread cancels it with this, row by row (claimDueQueueItems below cancels
+// the rows its loads missed in one statement).
+const cancelUnsendableQuery = (db: Executor, seq: number, owner: string, now: number) =>
+  db
+    .updateTable('deliveries')
+    .set({ status: 'cancelled', next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now })
+    .where('seq', '=', seq)
+    .where('lease_owner', '=', owner)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('events as e')
+            .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'deliveries.webhook_id').onRef('w.org_id', '=', 'deliveries.org_id'))
+            .innerJoin('organizations as o', (join) => join.onRef('o.id', '=', 'deliveries.org_id').on('o.state', '!=', 'deleting'))
+            .select(sql.lit(1).as('one'))
+            .whereRef('e.id', '=', 'deliveries.event_id'),
+        ),
+      ),
+    );
 
 // Still ours means still pending: a cancellation (subscription deleted) clears the lease. No `status` test,
 // which would lead SQLite's planner onto the status index across the whole backlog.
-const completeDeliveryRow = prepared(
-  9,
-  (
-    db,
-    deliveryId: string,
-    owner: string,
-    status: DeliveryStatus,
-    attemptCount: number,
-    failureCount: number,
-    nextAttemptAt: number | null,
-    lastStatusCode: number | null,
-    lastError: string | null,
-    at: number,
-  ) =>
-    db
-      .updateTable('deliveries')
-      .set({
-        status,
-        attempt_count: attemptCount,
-        failure_count: failureCount,
-        next_attempt_at: nextAttemptAt,
-        last_status_code: lastStatusCode,
-        last_error: lastError,
-        updated_at: at,
-        lease_owner: null,
-        lease_expires_at: null,
-        replay_requested_at: null,
-      })
-      .where('id', '=', deliveryId)
-      .where('lease_owner', '=', owner),
-);
+const completeDeliveryQuery = (
+  db: Executor,
+  deliveryId: string,
+  owner: string,
+  status: DeliveryStatus,
+  attemptCount: number,
+  failureCount: number,
+  nextAttemptAt: number | null,
+  lastStatusCode: number | null,
+  lastError: string | null,
+  at: number,
+) =>
+  db
+    .updateTable('deliveries')
+    .set({
+      status,
+      attempt_count: attemptCount,
+      failure_count: failureCount,
+      next_attempt_at: nextAttemptAt,
+      last_status_code: lastStatusCode,
+      last_error: lastError,
+      updated_at: at,
+      lease_owner: null,
+      lease_expires_at: null,
+      replay_requested_at: null,
+    })
+    .where('id', '=', deliveryId)
+    .where('lease_owner', '=', owner);
+const completeDeliveryRow = prepared(9, completeDeliveryQuery);
+
+/**
+ * The queue's statements as Kysely builders, for the SQLite queue thread (sqlite-queue-thread.ts), which
+ * compiles them once and runs them on its own connection: the same SQL as the repository's methods below.
+ */
+export const queueQueries = {
+  dueScan,
+  lease: leaseQuery,
+  cancelUnsendable: cancelUnsendableQuery,
+  claimed: claimedQuery,
+  insertAttempt: insertAttemptQuery,
+  completeDelivery: completeDeliveryQuery,
+  addHourlyIfRecorded: addHourlyIfRecordedQuery,
+};
 
 /** A delivery leased by the worker, with what it needs to send: the event's stored body and the subscription. */
 export interface ClaimedDelivery {
@@ -465,13 +508,18 @@ export function deliveriesRepository(ctx: RepoContext) {
       now: number;
       leaseMs: number;
       limit: number;
+      /**
+       * Candidates read; default 4 × limit (at most 1,000). Wider than the batch lets one busy subscription's
+       * backlog not fill the whole claim; a caller that knows no subscription's room can cut the claim short
+       * passes `limit`, which claims the same rows and reads no more than it takes.
+       */
+      window?: number | undefined;
       excludeWebhooks: string[];
       perWebhookRoom: (webhookId: string) => number;
     }): Promise<ClaimedDelivery[]> {
       const { owner, now, leaseMs, limit, excludeWebhooks } = input;
       if (limit <= 0) return [];
-      // A window wider than the batch lets one busy subscription's backlog not fill the whole claim.
-      const window = Math.min(limit * 4, 1000);
+      const window = Math.max(limit, Math.min(input.window ?? limit * 4, 1000));
       // The usual claim excludes no subscription: its scan is compiled once.
       let candidates: { seq: number; webhook_id: string }[];
       if (excludeWebhooks.length === 0) {
