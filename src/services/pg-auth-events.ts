@@ -4,6 +4,7 @@ import pg from 'pg';
 import { AUTH_CHANNEL } from '../db/migrations/008-auth-changes.js';
 import { createLogThrottle } from '../lib/log-throttle.js';
 import type { AuthEvents, AuthInvalidation, AuthInvalidationSource } from './auth-events.js';
+import { createAcks, createReadiness } from './invalidation-acks.js';
 
 /** The LISTEN connections' application_name: publishers count them in pg_stat_activity. */
 export const AUTH_LISTENER_NAME = 'workspace-auth-listener';
@@ -23,12 +24,6 @@ export interface PgAuthEventsOptions {
   /** How often the LISTEN connection proves it is alive; a silent one stops being trusted within this plus the timeout. */
   heartbeatMs?: number;
   heartbeatTimeoutMs?: number;
-}
-
-interface Pending {
-  expected: number | null;
-  received: number;
-  done: () => void;
 }
 
 interface SyncMessage {
@@ -65,7 +60,8 @@ export function createPgAuthEvents({
   const instance = randomBytes(8).toString('hex');
   const ackChannel = `${AUTH_CHANNEL}_ack_${instance}`;
   const listeners = new Set<(invalidation: AuthInvalidation) => void>();
-  const pending = new Map<string, Pending>();
+  const acks = createAcks();
+  const readiness = createReadiness();
   const throttle = createLogThrottle(10_000);
   let client: pg.Client | null = null;
   let listening = false;
@@ -74,7 +70,6 @@ export function createPgAuthEvents({
   let retryDelay = 250;
   let retryTimer: NodeJS.Timeout | null = null;
   let heartbeat: NodeJS.Timeout | null = null;
-  let readyWaiters: (() => void)[] = [];
 
   function emit(invalidation: AuthInvalidation): void {
     for (const listener of listeners) listener(invalidation);
@@ -114,14 +109,7 @@ export function createPgAuthEvents({
 
   function onNotification(current: pg.Client, message: pg.Notification): void {
     const payload = message.payload ?? '';
-    if (message.channel === ackChannel) {
-      const entry = pending.get(payload);
-      if (entry) {
-        entry.received++;
-        if (entry.expected !== null && entry.received >= entry.expected) entry.done();
-      }
-      return;
-    }
+    if (message.channel === ackChannel) return acks.received(payload);
     if (message.channel !== AUTH_CHANNEL) return;
     const kind = payload.slice(0, 2);
     const id = payload.slice(2);
@@ -171,8 +159,7 @@ export function createPgAuthEvents({
       throttle.reset('listen');
       heartbeat = setInterval(() => void beat(current), heartbeatMs);
       heartbeat.unref();
-      for (const waiter of readyWaiters) waiter();
-      readyWaiters = [];
+      readiness.release();
     } catch (err) {
       const suppressed = throttle.shouldLog('listen');
       if (suppressed !== null) logger.warn({ err: (err as Error).message, suppressed }, 'could not LISTEN for auth invalidations; retrying');
@@ -194,30 +181,16 @@ export function createPgAuthEvents({
     }
   }
 
-  function waitUntilListening(ms: number): Promise<void> {
-    if (listening) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      readyWaiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-
   async function publish(kind: 'key' | 'user' | 'org', id: string): Promise<void> {
     if (closed) return;
     // A short-lived process (the CLI, a worker's first deletion) opens its LISTEN now: acks come through it.
     // Only that first time is it worth waiting for; a LISTEN that is down since is being retried.
     const opening = !started;
     start();
-    if (opening) await waitUntilListening(1000);
+    if (opening) await readiness.wait(listening, 1000);
     const msg = randomBytes(8).toString('hex');
     const waiting = listening;
-    let done!: () => void;
-    const finished = new Promise<void>((resolve) => (done = resolve));
-    const entry: Pending = { expected: null, received: 0, done };
-    if (waiting) pending.set(msg, entry);
+    const ack = acks.open(msg, waiting);
     const payload = `s:${JSON.stringify({ from: waiting ? instance : undefined, msg, kind, id })}`;
     try {
       const result = await pool.query<{ listeners: number }>(
@@ -228,22 +201,16 @@ export function createPgAuthEvents({
         logger.warn({ kind, id }, 'auth invalidation sent without waiting for other processes: this process could not LISTEN for their answers');
         return;
       }
-      entry.expected = result.rows[0]!.listeners;
-      if (entry.received >= entry.expected) return;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([
-        finished.then(() => false),
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ackTimeoutMs))),
-      ]);
-      clearTimeout(timer);
-      if (timedOut) {
-        logger.warn({ kind, id, expected: entry.expected, received: entry.received }, 'not every process acknowledged an auth invalidation in time');
+      const expected = result.rows[0]!.listeners;
+      const received = await ack.wait(expected, ackTimeoutMs);
+      if (received < expected && !closed) {
+        logger.warn({ kind, id, expected, received }, 'not every process acknowledged an auth invalidation in time');
       }
     } catch (err) {
       // The change is committed and its trigger's NOTIFY went out with it; only the wait is lost.
       logger.error({ err: (err as Error).message, kind, id }, 'could not send the auth invalidation barrier: other processes apply the change when its notification reaches them');
     } finally {
-      pending.delete(msg);
+      ack.cancel();
     }
   }
 
@@ -265,9 +232,8 @@ export function createPgAuthEvents({
       listeners.clear();
       if (retryTimer) clearTimeout(retryTimer);
       if (heartbeat) clearInterval(heartbeat);
-      for (const waiter of readyWaiters) waiter();
-      readyWaiters = [];
-      for (const entry of pending.values()) entry.done();
+      readiness.release();
+      acks.releaseAll();
       const current = client;
       client = null;
       if (current) {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
+import { createAcks, createReadiness } from './invalidation-acks.js';
 import type { AuthEvents, AuthInvalidation, AuthInvalidationSource } from './auth-events.js';
 
 export type { AuthInvalidation, AuthInvalidationSource } from './auth-events.js';
@@ -20,12 +21,6 @@ export interface RedisAuthEventsOptions {
   ackTimeoutMs?: number;
 }
 
-interface Pending {
-  expected: number | null;
-  received: number;
-  done: () => void;
-}
-
 /**
  * Invalidations over Redis pub/sub, acknowledged. A revocation must hold on the very next request on
  * every instance, and PUBLISH returning only means Redis queued the message, so each receiver drops the
@@ -38,10 +33,10 @@ export function createRedisAuthEvents({ redis, subscriber, prefix, logger, ackTi
   const invalidateChannel = `${prefix}auth:invalidate`;
   const ackChannel = `${prefix}auth:ack:${instance}`;
   const listeners = new Set<(invalidation: AuthInvalidation) => void>();
-  const pending = new Map<string, Pending>();
+  const acks = createAcks();
+  const readiness = createReadiness();
   let subscribed = false;
   let closed = false;
-  let readyWaiters: (() => void)[] = [];
 
   function emit(invalidation: AuthInvalidation): void {
     for (const listener of listeners) listener(invalidation);
@@ -60,8 +55,7 @@ export function createRedisAuthEvents({ redis, subscriber, prefix, logger, ackTi
       // Anything published while we were away is lost: start from an empty cache.
       emit({ kind: 'reset' });
       subscribed = true;
-      for (const waiter of readyWaiters) waiter();
-      readyWaiters = [];
+      readiness.release();
     } catch (err) {
       logger.error({ err: (err as Error).message }, 'auth invalidation subscribe failed; retrying on reconnect');
     }
@@ -73,14 +67,7 @@ export function createRedisAuthEvents({ redis, subscriber, prefix, logger, ackTi
   if (subscriber.status === 'ready') void subscribeNow();
 
   subscriber.on('message', (channel: string, message: string) => {
-    if (channel === ackChannel) {
-      const entry = pending.get(message);
-      if (entry) {
-        entry.received++;
-        if (entry.expected !== null && entry.received >= entry.expected) entry.done();
-      }
-      return;
-    }
+    if (channel === ackChannel) return acks.received(message);
     if (channel !== invalidateChannel) return;
     let parsed: { kind?: string; id?: string; from?: string; msg?: string };
     try {
@@ -100,25 +87,11 @@ export function createRedisAuthEvents({ redis, subscriber, prefix, logger, ackTi
     }
   });
 
-  function waitUntilSubscribed(ms: number): Promise<void> {
-    if (subscribed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      readyWaiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-
   async function publish(kind: 'key' | 'user' | 'org', id: string): Promise<void> {
     // A short-lived process (the CLI) may publish before its subscription is up; acks need it.
-    if (redis.status === 'ready') await waitUntilSubscribed(1000);
+    if (redis.status === 'ready') await readiness.wait(subscribed, 1000);
     const msg = randomBytes(8).toString('hex');
-    let done!: () => void;
-    const finished = new Promise<void>((resolve) => (done = resolve));
-    const entry: Pending = { expected: null, received: 0, done };
-    if (subscribed) pending.set(msg, entry);
+    const ack = acks.open(msg, subscribed);
     try {
       let receivers: number | null = null;
       for (let attempt = 1; attempt <= 3 && receivers === null; attempt++) {
@@ -134,20 +107,13 @@ export function createRedisAuthEvents({ redis, subscriber, prefix, logger, ackTi
           await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
         }
       }
-      if (!pending.has(msg)) return;
-      entry.expected = receivers;
-      if (entry.received >= entry.expected!) return;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([
-        finished.then(() => false),
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ackTimeoutMs))),
-      ]);
-      clearTimeout(timer);
-      if (timedOut) {
-        logger.warn({ kind, id, expected: entry.expected, received: entry.received }, 'not every instance acknowledged an auth invalidation in time');
+      if (!ack.tracked) return;
+      const received = await ack.wait(receivers!, ackTimeoutMs);
+      if (received < receivers! && !closed) {
+        logger.warn({ kind, id, expected: receivers, received }, 'not every instance acknowledged an auth invalidation in time');
       }
     } finally {
-      pending.delete(msg);
+      ack.cancel();
     }
   }
 
@@ -164,7 +130,7 @@ export function createRedisAuthEvents({ redis, subscriber, prefix, logger, ackTi
       closed = true;
       subscribed = false;
       listeners.clear();
-      for (const entry of pending.values()) entry.done();
+      acks.releaseAll();
     },
   };
 }
