@@ -80,7 +80,14 @@ const dialects = (args.dialects ?? process.env.BENCH_DIALECTS ?? (opts.databaseU
 if (dialects.some((d) => d !== 'sqlite' && d !== 'postgres')) throw new Error('--dialects takes sqlite, postgres or both');
 if (dialects.length > 1) {
   // Both dialects: this script once per dialect, one after the other, then one summary of the targets.
-  const passed = process.argv.slice(2).filter((a, i, all) => !['--dialects', '--database-url'].includes(a) && !['--dialects', '--database-url'].includes(all[i - 1]) && !a.startsWith('--dialects=') && !a.startsWith('--database-url='));
+  // Every option but the two each child gets its own value of.
+  const own = ['--dialects', '--database-url'];
+  const passed = [];
+  for (let i = 2; i < process.argv.length; i++) {
+    const arg = process.argv[i];
+    if (own.includes(arg)) i++;
+    else if (!own.some((name) => arg.startsWith(`${name}=`))) passed.push(arg);
+  }
   const summary = [];
   let failed = false;
   for (const d of dialects) {

@@ -17,6 +17,8 @@ import { Project, ProjectList } from '../dist/http/schemas/projects.js';
 import { toIso } from '../dist/lib/time.js';
 import { encodeCursor } from '../dist/services/pagination.js';
 import { newId } from '../dist/lib/ids.js';
+// The API's own row-to-response mapping, so both servers do the same formatting work.
+import { toProject } from '../dist/services/projects-service.js';
 
 const databaseUrl = process.env.DATABASE_URL || null;
 const KEYS_SQL = `select k.key_hash, k.org_id from api_keys k join users u on u.id = k.user_id and u.org_id = k.org_id
@@ -67,7 +69,7 @@ if (!databaseUrl) {
     begin.run();
     try {
       const row = insertProject.get(newId('proj'), orgId, input.name, input.description ?? null, input.status ?? 'active', now, now);
-      const project = { id: row.id, name: row.name, description: row.description, status: row.status, created_at: toIso(row.created_at), updated_at: toIso(row.updated_at) };
+      const project = toProject(row);
       const eventId = newId('evt');
       insertEvent.run(eventId, orgId, 'project.created', JSON.stringify({ event: 'project.created', timestamp: toIso(now), data: { project_id: project.id, ...project } }), now);
       fanOut.run('[]', orgId, eventId, 'project.created', now, now, now, orgId, 'project.created', '[]');
@@ -96,14 +98,7 @@ app.get('/v1/projects/:id', { schema: { response: { 200: Project } } }, async (r
   if (!orgId) return reply;
   const row = await byId(orgId, request.params.id);
   if (!row) return reply.code(404).send({ error: { code: 'not_found', message: 'project not found' } });
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    status: row.status,
-    created_at: toIso(row.created_at),
-    updated_at: toIso(row.updated_at),
-  };
+  return toProject(row);
 });
 
 app.get('/v1/projects', { schema: { response: { 200: ProjectList } } }, async (request, reply) => {
