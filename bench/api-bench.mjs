@@ -125,7 +125,7 @@ function startProcess(script, env, nodeArgs = []) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeArgs, script], {
       cwd: root,
-      env: { ...process.env, ...env },
+      env: { ...process.env, METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.add(child);

@@ -212,7 +212,7 @@ async function main() {
 
       // ---- the worker, idle
       const child = spawn(process.execPath, [path.join(opts.root, 'bin/workspace'), 'worker'], {
-        env: { ...process.env, ...env },
+        env: { ...process.env, METRICS_PORT: '0', ...env },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       worker = child;

@@ -366,7 +366,7 @@ async function main() {
       console.log(`seeded ${opts.pending} pending deliveries in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
       await ask(receiver, 'reset');
       const child = spawn(process.execPath, [path.join(root, 'bin/workspace'), 'worker'], {
-        env: { ...process.env, ...memEnv, NODE_EXTRA_CA_CERTS: certFile },
+        env: { ...process.env, METRICS_PORT: '0', ...memEnv, NODE_EXTRA_CA_CERTS: certFile },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       let peakKb = 0;

@@ -485,7 +485,7 @@ async function main() {
     /** `./bin/workspace worker` on this database until `until()` resolves: peak RSS (VmHWM). */
     const workerProcess = async (label, until) => {
       const child = spawn(process.execPath, [path.join(opts.root, 'bin/workspace'), 'worker'], {
-        env: { ...process.env, ...env, NODE_EXTRA_CA_CERTS: certFile },
+        env: { ...process.env, METRICS_PORT: '0', ...env, NODE_EXTRA_CA_CERTS: certFile },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       let peakKb = 0;

@@ -1,16 +1,18 @@
 #!/usr/bin/env node
-// A webhook receiver for Workspace Service: verifies X-Service-Signature over the raw body (constant time),
-// answers 2xx fast, and processes each event once even though deliveries are at least once.
+// A webhook receiver for Workspace Service: verifies each delivery with verifyWebhook (the signature over
+// the raw body, in constant time, and the event), answers 2xx fast, and processes each event once even
+// though deliveries are at least once.
 //
 //   WEBHOOK_SECRET=whsec_... PORT=8443 TLS_KEY=key.pem TLS_CERT=cert.pem node examples/receiver.mjs
 //   (without TLS_KEY/TLS_CERT it serves plain HTTP, e.g. behind a TLS-terminating proxy)
 //
-// Plain Node: no dependency on this package. Inside a Node project that installs it, the same check is
-//   import { verifySignature } from 'workspace-service';
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// It imports the package's client entry, so it runs inside a project that installs workspace-service (or in
+// this repository after `npm run build`). In TypeScript the event is typed: `switch (event.event)` narrows
+// `event.data` to that event's fields (docs/webhooks.md, "Verifying in TypeScript").
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { verifyWebhook, WebhookVerificationError } from 'workspace-service/client';
 
 const secret = process.env.WEBHOOK_SECRET;
 if (!secret) {
@@ -19,14 +21,6 @@ if (!secret) {
 }
 const port = Number(process.env.PORT ?? 8443);
 const MAX_BODY = 1024 * 1024;
-
-/** Constant-time check of the hex HMAC-SHA256 of the raw bytes. */
-function verifySignature(rawBody, header, key) {
-  if (typeof header !== 'string' || !/^[0-9a-f]{64}$/i.test(header)) return false;
-  const expected = Buffer.from(createHmac('sha256', key).update(rawBody).digest('hex'));
-  const given = Buffer.from(header.toLowerCase());
-  return expected.length === given.length && timingSafeEqual(expected, given);
-}
 
 // De-duplication by X-Service-Event-Id. In production keep this in your database, written in the same
 // transaction as the event's effect (a unique key on the event id); a Map with expiry shows the idea.
@@ -45,7 +39,18 @@ function firstTime(eventId) {
 
 function handleEvent(event, headers) {
   // Your work here. Keep it short, or queue it: the service waits at most 10 seconds for the status.
-  console.log(`${headers['x-service-event']} ${headers['x-service-event-id']} (attempt ${headers['x-service-delivery-attempt']})`, JSON.stringify(event.data));
+  const id = headers['x-service-event-id'];
+  const attempt = headers['x-service-delivery-attempt'];
+  switch (event.event) {
+    case 'workflow.failed':
+      console.log(`${event.event} ${id} (attempt ${attempt}): run ${event.data.run_id} ${event.data.error_code}: ${event.data.error}`);
+      break;
+    case 'task.assigned':
+      console.log(`${event.event} ${id} (attempt ${attempt}): "${event.data.title}" to ${event.data.assignee_id}`);
+      break;
+    default:
+      console.log(`${event.event} ${id} (attempt ${attempt})`, JSON.stringify(event.data));
+  }
 }
 
 function onRequest(req, res) {
@@ -58,21 +63,22 @@ function onRequest(req, res) {
     else chunks.push(chunk);
   });
   req.on('end', () => {
-    const raw = Buffer.concat(chunks); // verify these bytes, before any JSON parsing
-    if (!verifySignature(raw, req.headers['x-service-signature'], secret)) {
-      return res.writeHead(401, { 'content-type': 'text/plain' }).end('bad signature');
+    const raw = Buffer.concat(chunks); // verify these bytes, before any JSON parsing of your own
+    let event;
+    try {
+      event = verifyWebhook(raw, req.headers, secret);
+    } catch (err) {
+      if (!(err instanceof WebhookVerificationError)) throw err;
+      // A bad or missing signature: not from the service (or another secret). Anything else: signed, but
+      // not an event this code understands; the answer is recorded in the delivery history.
+      const status = err.reason === 'missing_signature' || err.reason === 'invalid_signature' ? 401 : 400;
+      return res.writeHead(status, { 'content-type': 'text/plain' }).end(err.reason);
     }
+    // Only after verification, so forged requests cannot mark an event id as seen.
     const eventId = req.headers['x-service-event-id'];
     if (typeof eventId !== 'string' || !firstTime(eventId)) {
       // A retry or replay of an event already handled: acknowledge it so it is not sent again.
       return res.writeHead(200, { 'content-type': 'text/plain' }).end('duplicate');
-    }
-    let event;
-    try {
-      event = JSON.parse(raw.toString('utf8'));
-    } catch {
-      seen.delete(eventId);
-      return res.writeHead(400).end('not JSON');
     }
     try {
       handleEvent(event, req.headers);

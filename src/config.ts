@@ -42,6 +42,12 @@ export interface Config {
   readonly deletionBatchSize: number;
   readonly logLevel: string;
   readonly trustProxy: boolean;
+  /** Port of the separate /metrics listener (`0`: any free port); null when METRICS_PORT=off. */
+  readonly metricsPort: number | null;
+  /** Loopback by default: the metrics listener is for the scraper, never for the public. */
+  readonly metricsHost: string;
+  /** When set, /metrics requires `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | null;
   /** Both set, or neither: Stripe drives the subscription through `POST /billing/stripe/webhook` (docs/lifecycle.md). */
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string } | null;
 }
@@ -147,6 +153,25 @@ function readStripe(env: Env): Config['stripe'] {
   return Object.freeze({ secretKey, webhookSecret });
 }
 
+/** `off` switches the metrics listener off (null); otherwise a port like PORT, and never PORT itself. */
+function readMetricsPort(env: Env, apiPort: number): number | null {
+  const raw = env.METRICS_PORT?.trim() || '9464';
+  if (raw.toLowerCase() === 'off') return null;
+  const port = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+  if (Number.isNaN(port) || port > 65535) throw new ConfigError('METRICS_PORT', `must be a port number (0 to 65535) or off, got "${raw}"`);
+  // Two listeners cannot share a port; 0 picks a free one for each.
+  if (port !== 0 && port === apiPort) throw new ConfigError('METRICS_PORT', `must differ from PORT (${apiPort}), or be off`);
+  return port;
+}
+
+/** Sent in a header and compared as is: visible ASCII only, and long enough not to be guessed. */
+function readMetricsToken(env: Env): string | null {
+  const raw = env.METRICS_TOKEN?.trim();
+  if (!raw) return null;
+  if (!/^[\x21-\x7e]{16,512}$/.test(raw)) throw new ConfigError('METRICS_TOKEN', 'must be 16 to 512 visible ASCII characters (no spaces)');
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   const host = readHost(env, 'HOST', '127.0.0.1');
@@ -197,5 +222,8 @@ export function loadConfig(env: Env = process.env): Config {
     deletionBatchSize: readInt(env, 'DELETION_BATCH_SIZE', 1000, 1, 10_000),
     logLevel,
     trustProxy: readBool(env, 'TRUST_PROXY', false),
+    metricsPort: readMetricsPort(env, port),
+    metricsHost: readHost(env, 'METRICS_HOST', '127.0.0.1'),
+    metricsToken: readMetricsToken(env),
   });
 }

@@ -4,10 +4,13 @@ import { createContainer, type Container } from './container.js';
 import { migrateToLatest } from './db/database.js';
 import { startDeliveryWorker, type RunningWorker } from './delivery/index.js';
 import { buildApp, type App } from './http/app.js';
+import { startMetricsListener, type MetricsListener } from './http/metrics.js';
 
 /** A running process part (API + worker, or worker alone) that can be shut down once. */
 export interface Running {
   readonly container: Container;
+  /** Where GET /metrics is served, e.g. `http://127.0.0.1:9464`; null when METRICS_PORT=off. */
+  readonly metricsAddress: string | null;
   /** Idempotent: the second call returns the first call's promise. */
   close(): Promise<void>;
 }
@@ -35,59 +38,84 @@ async function openMigrated(config: Config, options: StartOptions): Promise<Cont
   }
 }
 
+/** The separate /metrics listener (src/http/metrics.ts), or null when METRICS_PORT=off. */
+function openMetrics(config: Config, container: Container): Promise<MetricsListener | null> {
+  if (config.metricsPort === null) return Promise.resolve(null);
+  return startMetricsListener(container.metrics, {
+    port: config.metricsPort,
+    host: config.metricsHost,
+    token: config.metricsToken,
+    logger: container.logger,
+  });
+}
+
 function once(work: () => Promise<void>): () => Promise<void> {
   let running: Promise<void> | null = null;
   return () => (running ??= work());
 }
 
 /**
- * `serve`: migrate, listen, and run the delivery worker in the same process. `close()` stops accepting
- * connections and waits for in-flight requests (app.close), stops the worker, then closes the database.
+ * `serve`: migrate, listen (the API, and /metrics on its own listener), and run the delivery worker in the
+ * same process. `close()` stops accepting connections and waits for in-flight requests (app.close) and
+ * scrapes, stops the worker, then closes the database.
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const container = await openMigrated(config, options);
   let app: App | null = null;
+  let metrics: MetricsListener | null = null;
   let worker: RunningWorker | null = null;
   try {
     app = await buildApp(container);
     const address = await app.listen({ port: config.port, host: config.host });
+    metrics = await openMetrics(config, container);
     worker = await startDeliveryWorker(container);
-    container.logger.info({ address }, 'ready: API and delivery worker running');
+    const metricsAddress = metrics?.address ?? null;
+    container.logger.info({ address, metricsAddress }, 'ready: API and delivery worker running');
     const readyApp = app;
+    const readyMetrics = metrics;
     const readyWorker = worker;
     return {
       container,
       app: readyApp,
       address,
+      metricsAddress,
       close: once(async () => {
-        // Requests and deliveries drain side by side; the database closes only after both.
-        await Promise.allSettled([readyApp.close(), readyWorker.stop()]);
+        // Requests, scrapes and deliveries drain side by side; the database closes only after all three.
+        await Promise.allSettled([readyApp.close(), readyMetrics?.close(), readyWorker.stop()]);
         await container.close();
       }),
     };
   } catch (err) {
     await worker?.stop().catch(() => {});
+    await metrics?.close().catch(() => {});
     await app?.close().catch(() => {});
     await container.close().catch(() => {});
     throw err;
   }
 }
 
-/** `worker`: migrate, then run only the delivery worker. */
+/** `worker`: migrate, then run only the delivery worker (and /metrics: its delivery counters live here). */
 export async function startWorker(config: Config, options: StartOptions = {}): Promise<Running> {
   const container = await openMigrated(config, options);
+  let metrics: MetricsListener | null = null;
   let worker: RunningWorker;
   try {
+    metrics = await openMetrics(config, container);
     worker = await startDeliveryWorker(container);
   } catch (err) {
+    await metrics?.close().catch(() => {});
     await container.close().catch(() => {});
     throw err;
   }
-  container.logger.info('ready: delivery worker running');
+  const metricsAddress = metrics?.address ?? null;
+  container.logger.info({ metricsAddress }, 'ready: delivery worker running');
+  const readyMetrics = metrics;
   return {
     container,
+    metricsAddress,
     close: once(async () => {
-      await worker.stop();
+      // As before the listener existed: a worker that fails to stop fails the shutdown (exit 1).
+      await Promise.all([worker.stop(), readyMetrics?.close()]);
       await container.close();
     }),
   };

@@ -4,6 +4,7 @@ import { recordEvent, type EventType } from '../src/services/events.js';
 import { testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { startDeliveryHarness, startHttpsReceiver, waitFor, type DeliveryHarness, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
 import { cliActor } from '../src/services/actor.js';
+import { startMetricsListener, type MetricsListener } from '../src/http/metrics.js';
 
 const SCHEDULE = '100ms,100ms,100ms,100ms,100ms';
 
@@ -14,16 +15,22 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
   let env: TestEnv;
   let org: TestOrg;
   let paths = 0;
+  // The worker's counters, read where an operator reads them: the metrics listener, not the API port.
+  let metricsListener: MetricsListener;
 
   beforeAll(async () => {
     harness = await startDeliveryHarness(dialect, { WEBHOOK_RETRY_SCHEDULE: SCHEDULE, WEBHOOK_TIMEOUT: '2s', WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY: '2' });
     ({ cert, receiver, env } = harness);
+    metricsListener = await startMetricsListener(env.container.metrics, { port: 0, host: '127.0.0.1', token: null, logger: env.container.logger });
   });
   // A fresh organisation per test, so each test sees only its own subscriptions and deliveries.
   beforeEach(async () => {
     org = await env.createOrg();
   });
-  afterAll(async () => harness?.close());
+  afterAll(async () => {
+    await metricsListener?.close();
+    await harness?.close();
+  });
 
   const freshPath = () => `/hook-${++paths}`;
 
@@ -84,10 +91,11 @@ describe.each(testDialects())('delivery worker (%s)', (dialect) => {
   });
 
   async function attemptCounts(): Promise<Record<string, number>> {
-    const res = await env.request('GET', '/metrics');
+    const res = await fetch(`${metricsListener.address}/metrics`);
     expect(res.status).toBe(200);
+    const text = await res.text();
     const counts: Record<string, number> = {};
-    for (const m of res.text.matchAll(/^workspace_delivery_attempts_total\{outcome="(\w+)"\} (\S+)$/gm)) counts[m[1]!] = Number(m[2]);
+    for (const m of text.matchAll(/^workspace_delivery_attempts_total\{outcome="(\w+)"\} (\S+)$/gm)) counts[m[1]!] = Number(m[2]);
     return counts;
   }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMetricsListener, type MetricsListener } from '../src/http/metrics.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { ManualClock } from './helpers/manual-clock.js';
 
@@ -20,26 +21,35 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 describe.each(testDialects())('GET /metrics (%s)', (dialect) => {
   let env: TestEnv;
   let org: TestOrg;
+  let apiUrl: string;
+  // The API counts its requests; the separate listener (as `serve` starts it) serves them.
+  let listener: MetricsListener;
   const clock = new ManualClock();
 
   beforeAll(async () => {
     env = await createTestEnv(dialect, { clock });
     org = await env.createOrg();
+    apiUrl = await env.app.listen({ port: 0, host: '127.0.0.1' });
+    listener = await startMetricsListener(env.container.metrics, { port: 0, host: '127.0.0.1', token: null, logger: env.container.logger });
   });
-  afterAll(async () => env?.close());
+  afterAll(async () => {
+    await listener?.close();
+    await env?.close();
+  });
 
   async function scrape(): Promise<string> {
-    const res = await env.request('GET', '/metrics');
+    const res = await fetch(`${listener.address}/metrics`);
     expect(res.status).toBe(200);
-    return res.text;
+    return res.text();
   }
 
-  it('is served without a key, in Prometheus text format, and is not in the OpenAPI document', async () => {
-    const res = await env.request('GET', '/metrics');
+  it('is served on its own listener without a key, in Prometheus text format, and is not in the OpenAPI document', async () => {
+    const res = await fetch(`${listener.address}/metrics`);
     expect(res.status).toBe(200);
-    expect(String(res.headers['content-type'])).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(res.text).toContain('# TYPE workspace_http_requests_total counter');
-    expect(res.text).toContain('# TYPE workspace_http_request_duration_seconds histogram');
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    expect(text).toContain('# TYPE workspace_http_requests_total counter');
+    expect(text).toContain('# TYPE workspace_http_request_duration_seconds histogram');
     const spec = await env.request('GET', '/openapi.json');
     expect(Object.keys(spec.body.paths)).not.toContain('/metrics');
   });
@@ -103,5 +113,13 @@ describe.each(testDialects())('GET /metrics (%s)', (dialect) => {
     expect(sample(text, 'workspace_delivery_attempts_total', { outcome: 'delivered' })).toBe(2);
     expect(sample(text, 'workspace_delivery_attempts_total', { outcome: 'retry_scheduled' })).toBe(1);
     expect(sample(text, 'workspace_delivery_attempts_total', { outcome: 'failed' })).toBe(0);
+  });
+
+  // Last: its request is counted as `unmatched`, which the counting test above expects exactly once.
+  it('is not served on the API port: 404 not_found there', async () => {
+    expect(new URL(listener.address).port).not.toBe(new URL(apiUrl).port);
+    const res = await fetch(`${apiUrl}/metrics`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
   });
 });

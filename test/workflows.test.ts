@@ -1,11 +1,11 @@
-import { ACTIVE_WORKSPACE } from '../src/services/workspace.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from './helpers/https-receiver.js';
 import type { Role } from '../src/db/schema.js';
 import type { Container } from '../src/container.js';
 import { DomainError, type ErrorDetail } from '../src/errors.js';
 import { toIso } from '../src/lib/time.js';
-import { cliActor, FULL_SCOPE, type UserActor } from '../src/services/actor.js';
+import { cliActor, type UserActor } from '../src/services/actor.js';
+import { dashboardActor } from './helpers/event-flows.js';
 import type { StepInput } from '../src/services/workflow-steps.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { ManualClock } from './helpers/manual-clock.js';
@@ -48,22 +48,7 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
   const s = () => env.container.services;
   const db = () => env.container.database.db;
 
-  /** A user acting through the dashboard, built like the dashboard's session actor. */
-  async function actorFor(container: Container, orgId: string, userId: string): Promise<UserActor> {
-    const user = await container.database.db.selectFrom('users').select(['email', 'role']).where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirstOrThrow();
-    return {
-      type: 'user',
-      orgId,
-      userId,
-      label: user.email,
-      role: user.role,
-      scope: FULL_SCOPE,
-      keyId: null,
-      workspace: ACTIVE_WORKSPACE,
-      sessionId: 'sess_test',
-      context: { source: 'dashboard', ip: '192.0.2.7', userAgent: 'vitest', requestId: 'req_test' },
-    };
-  }
+  const actorFor = dashboardActor;
 
   async function worldIn(target: TestEnv): Promise<World> {
     const org = await target.createOrg();

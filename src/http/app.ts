@@ -1,6 +1,5 @@
 import { isUtf8 } from 'node:buffer';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -15,10 +14,12 @@ import type { Clock } from '../lib/time.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Services } from '../services/index.js';
 import { dashboardPlugin } from './dashboard/plugin.js';
+import { registerDocsUi } from './docs-ui.js';
 import { registerAuth } from './hooks/auth.js';
 import { registerIdempotency } from './hooks/idempotency.js';
 import { lazyChildLogger } from './lazy-logger.js';
 import { registerMetrics } from './metrics.js';
+import { finishDocument } from './openapi/document.js';
 import { routes } from './routes/index.js';
 import { stripeWebhookRoutes } from './routes/stripe-webhook.js';
 import { compileValidator, toDetails } from './validation.js';
@@ -36,7 +37,7 @@ export interface AppDeps {
   health: HealthChecks;
   /** A pino logger; tests pass a silent one. */
   logger?: FastifyBaseLogger;
-  /** Request metrics and GET /metrics (the container always provides it). */
+  /** Request metrics, served by the metrics listener (src/http/metrics.ts); the container always provides it. */
   metrics?: Metrics;
   /** The services' clock, for pages that prefill a time relative to now (the container provides it). */
   clock?: Clock;
@@ -194,14 +195,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         title: 'Workspace Service API',
         version: '1.0.0',
         description:
-          'Projects, members and webhook subscriptions of an organisation. Every /v1 call is authenticated with ' +
-          '`Authorization: Bearer <API key>`. Routes marked `x-extension: true` go beyond the published specification.',
+          'Projects, members and webhook subscriptions of an organisation, and the signed events it sends to them. ' +
+          'Every /v1 call is authenticated with `Authorization: Bearer <API key>`. Errors share one body, ' +
+          '`{ "error": { "code", "message", "details"? } }`; lists are pages of `{ "data", "next_cursor" }`; a POST is ' +
+          'safe to retry with an `Idempotency-Key`. Operations tagged Extensions (and marked `x-extension: true`) go ' +
+          'beyond the published specification. A typed TypeScript client ships with the package as ' +
+          '`workspace-service/client`.',
+        // Our own copy, not SPDX's page: the reference at /docs links to nothing outside the service.
+        license: { name: 'MIT', url: `${config.publicBaseUrl}/docs/license` },
       },
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (wsk_...).' } } },
       security: [{ apiKey: [] }],
     },
+    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: unknown }).openapiObject, { publicBaseUrl: config.publicBaseUrl }),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, logLevel: 'warn' });
+  await registerDocsUi(app, { publicBaseUrl: config.publicBaseUrl });
 
   if (deps.metrics) registerMetrics(app, deps.metrics);
   registerAuth(app, deps);

@@ -247,7 +247,9 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
         throw errors.conflict('the subscription of this delivery was deleted; it cannot be replayed');
       }
       const now = clock.now();
-      const queued = await store.transaction(async (repos) => {
+      // The answer is the delivery as this transaction left it: read after the commit, a worker woken by it
+      // may already have sent the replay (a 202 saying delivered, with one attempt more).
+      const { queued, current } = await store.transaction(async (repos) => {
         const done = await repos.deliveries.requestReplay(orgId, deliveryId, now);
         if (done) {
           await recordAudit(repos, actor, {
@@ -257,9 +259,10 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
             at: now,
           });
         }
-        return done;
+        const after = await repos.deliveries.findById(orgId, deliveryId);
+        if (!after) throw errors.notFound('delivery');
+        return { queued: done, current: after };
       });
-      const current = await requireDelivery(orgId, webhookId, deliveryId);
       if (!queued) {
         if (current.status === 'pending') throw errors.conflict('this delivery is still being attempted; it can be replayed once it is delivered or has failed');
         if (current.status === 'cancelled') throw errors.conflict('a cancelled delivery cannot be replayed: its subscription was deleted before it was sent');

@@ -15,12 +15,15 @@ const SERVICE_VARIABLES = [
   'WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY', 'WEBHOOK_DELIVERED_RETENTION', 'WEBHOOK_FAILED_RETENTION',
   'RATE_LIMIT_PER_MINUTE', 'AUTH_FAILURE_LIMIT_PER_MINUTE', 'AUDIT_RETENTION_DAYS', 'WORKFLOW_MAX_STEPS', 'WORKFLOW_MAX_ACTIVE_RUNS',
   'WORKFLOW_LEASE', 'DELETION_BATCH_SIZE', 'LOG_LEVEL', 'TRUST_PROXY', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET',
+  'METRICS_PORT', 'METRICS_HOST', 'METRICS_TOKEN',
 ];
 
 export function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete base[name];
-  return { ...base, ...env };
+  // Every `serve` and `worker` opens a metrics listener: on its default port (9464) processes of parallel
+  // suites would collide, so each takes a free port unless the test says otherwise.
+  return { ...base, METRICS_PORT: '0', ...env };
 }
 
 export interface CliResult {
@@ -54,6 +57,8 @@ export interface ServeProcess {
   child: ChildProcess;
   /** e.g. http://127.0.0.1:41234 (empty for `worker`, which does not listen). */
   address: string;
+  /** Where its GET /metrics listens (null with METRICS_PORT=off). */
+  metricsAddress: string | null;
   /** Every stdout line so far (pino JSON). */
   lines: string[];
   stderr(): string;
@@ -80,13 +85,15 @@ export function startServe(env: Record<string, string>, command = 'serve'): Prom
       partial = parts.pop()!;
       for (const line of parts) {
         lines.push(line);
-        let entry: { msg?: string; address?: string } = {};
+        let entry: { msg?: string; address?: string; metricsAddress?: string | null } = {};
         try {
           entry = JSON.parse(line);
         } catch {
           // Kept in `lines`; the suite asserts that every line is JSON.
         }
-        if (entry.msg?.startsWith('ready')) resolve({ child, address: entry.address ?? '', lines, stderr: () => stderr, exited });
+        if (entry.msg?.startsWith('ready')) {
+          resolve({ child, address: entry.address ?? '', metricsAddress: entry.metricsAddress ?? null, lines, stderr: () => stderr, exited });
+        }
       }
     });
     void exited.then(({ code, signal }) => reject(new Error(`${command} exited (${code ?? signal}) before it was ready: ${stderr}`)));

@@ -8,7 +8,8 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'migrate, then serve the API with the webhook delivery worker in the same process',
   details: [
-    'Listens on HOST:PORT and logs to stdout as JSON (pino). SIGTERM or SIGINT stops accepting',
+    'Listens on HOST:PORT, and for Prometheus on METRICS_HOST:METRICS_PORT (127.0.0.1:9464; METRICS_PORT=off',
+    'for none), and logs to stdout as JSON (pino). SIGTERM or SIGINT stops accepting',
     'connections, lets in-flight requests and deliveries finish, closes the database and exits 0.',
   ].join('\n'),
   noJson: true,

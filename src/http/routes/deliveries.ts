@@ -35,6 +35,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
     config: { auth: { resource: 'webhooks', action: 'read' } },
     schema: {
       tags,
+      operationId: 'listDeliveries',
       summary: "List a subscription's deliveries, newest first (extension)",
       description:
         'Filters combine. `status`, `event`, `from`, `to` and `id` are the dashboard\'s filters. A page filtered by a ' +
@@ -60,6 +61,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
     config: { auth: { resource: 'webhooks', action: 'read' } },
     schema: {
       tags,
+      operationId: 'getDelivery',
       summary: 'Read a delivery with its attempt history (extension)',
       ...extension,
       params: DeliveryParams,
@@ -73,6 +75,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
     config: { auth: { resource: 'webhooks', action: 'create' } },
     schema: {
       tags,
+      operationId: 'replayDelivery',
       summary: 'Replay a delivered or failed delivery: one new attempt, same event id and body (extension; no request body)',
       description:
         'Queues one attempt outside the automatic schedule, signed with the subscription\'s current secret, and answers ' +
@@ -93,6 +96,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
     config: { auth: { resource: 'webhooks', action: 'create' } },
     schema: {
       tags,
+      operationId: 'replayFailedDeliveries',
       summary: 'Replay every permanently failed delivery since a time, as a job (extension)',
       description:
         `Takes the subscription's failed deliveries whose event occurred at or after \`since\` (the oldest ${MAX_BULK_REPLAY}; ` +
@@ -113,6 +117,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
     config: { auth: { resource: 'webhooks', action: 'read' } },
     schema: {
       tags,
+      operationId: 'getReplayJob',
       summary: 'Read a bulk replay job and its progress (extension)',
       ...extension,
       params: ReplayJobParams,

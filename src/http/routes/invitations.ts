@@ -19,8 +19,9 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, 
   // ends signed in; the redirect carries no referrer and is never cached, as the token is in both URLs.
   app.get('/invitations/:token', {
     logLevel,
+    // A page for browsers, not an API operation: hidden from the document (acceptInvitation describes it).
     schema: {
-      tags,
+      hide: true,
       summary: 'The page an invitation e-mail links to: redirects to the dashboard form that accepts the invitation',
       security: [],
       params: TokenParams,
@@ -40,6 +41,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, 
     logLevel,
     schema: {
       tags,
+      operationId: 'acceptInvitation',
       summary: 'Accept an invitation: the user becomes active with this name and password',
       security: [],
       params: TokenParams,

@@ -12,7 +12,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
 
   app.get('/v1/users', {
     config: { auth: { resource: 'users', action: 'read' } },
-    schema: { tags, summary: 'List members, invited ones included, newest first', querystring: ListUsersQuery, response: { 200: UserList, ...authErrorResponses } },
+    schema: { tags, operationId: 'listUsers', summary: 'List members, invited ones included, newest first', querystring: ListUsersQuery, response: { 200: UserList, ...authErrorResponses } },
     handler: async (request) => {
       const { limit = 20, cursor } = request.query;
       const page = await users.list(principalOf(request).orgId, { limit, cursor });
@@ -24,6 +24,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
     config: { auth: { resource: 'users', action: 'create' } },
     schema: {
       tags,
+      operationId: 'inviteUser',
       summary: 'Invite a user by e-mail (re-inviting an invited user sends a fresh link)',
       body: InviteUserBody,
       response: { 201: User, ...authErrorResponses, 409: ErrorResponse, 422: ErrorResponse },
@@ -36,7 +37,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
 
   app.get('/v1/users/:id', {
     config: { auth: { resource: 'users', action: 'read' } },
-    schema: { tags, summary: 'Read a user', params: IdParams, response: { 200: User, ...authErrorResponses, 404: ErrorResponse } },
+    schema: { tags, operationId: 'getUser', summary: 'Read a user', params: IdParams, response: { 200: User, ...authErrorResponses, 404: ErrorResponse } },
     handler: async (request) => users.get(principalOf(request).orgId, request.params.id),
   });
 
@@ -44,6 +45,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
     config: { auth: { resource: 'users', action: 'update' } },
     schema: {
       tags,
+      operationId: 'updateUser',
       summary: "Change a user's role",
       params: IdParams,
       body: UpdateUserBody,
@@ -56,6 +58,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
     config: { auth: { resource: 'users', action: 'delete' } },
     schema: {
       tags,
+      operationId: 'deleteUser',
       summary: 'Remove a member, invited or active, with their invitation, sessions and API keys (extension)',
       description:
         'Admins and owners. Only an owner may remove an owner, and the last active owner cannot be removed (409). ' +

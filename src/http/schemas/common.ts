@@ -8,12 +8,18 @@ export const ErrorResponse = Type.Object(
       details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
     }),
   },
-  { $id: 'ErrorResponse', description: 'Every error has this shape.' },
+  { $id: 'ErrorResponse', title: 'Error', description: 'Every error has this shape (CONTRACT 1).' },
 );
 
 /** The list envelope of CONTRACT section 3. */
-export const ListEnvelope = <T extends TSchema>(item: T) =>
-  Type.Object({ data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) });
+export const ListEnvelope = <T extends TSchema>(item: T, title: string) =>
+  Type.Object(
+    {
+      data: Type.Array(item),
+      next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+    },
+    { title },
+  );
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1 to 100.' })),

@@ -7,6 +7,7 @@ import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 const DeliveryStatus = Type.Union(
   HISTORY_STATES.map((s) => Type.Literal(s)),
   {
+    title: 'DeliveryStatus',
     description:
       'delivered; retrying: failed at least once and waits for its next automatic attempt (next_attempt_at); ' +
       'pending: waits for its first attempt, or for a replay; failed: permanently failed (schedule used up, or a replay failed); ' +
@@ -14,7 +15,7 @@ const DeliveryStatus = Type.Union(
   },
 );
 
-const EventType = Type.Union(EVENT_TYPES.map((name) => Type.Literal(name)));
+const EventType = Type.Union(EVENT_TYPES.map((name) => Type.Literal(name)), { title: 'EventType' });
 
 const StringMap = Type.Record(Type.String(), Type.String());
 
@@ -34,7 +35,7 @@ const deliveryFields = {
   updated_at: Timestamp,
 };
 
-export const Delivery = Type.Object(deliveryFields, { $id: 'Delivery' });
+export const Delivery = Type.Object(deliveryFields, { $id: 'Delivery', title: 'Delivery' });
 
 export const DeliveryAttempt = Type.Object(
   {
@@ -50,7 +51,7 @@ export const DeliveryAttempt = Type.Object(
     response_body: Type.Union([Type.String(), Type.Null()], { description: 'The first 64 KiB of the response body.' }),
     error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed: HTTP status, network, TLS, timeout or SSRF refusal.' }),
   },
-  { $id: 'DeliveryAttempt' },
+  { $id: 'DeliveryAttempt', title: 'DeliveryAttempt' },
 );
 
 export const DeliveryDetail = Type.Object(
@@ -59,10 +60,10 @@ export const DeliveryDetail = Type.Object(
     payload: Type.String({ description: 'The exact request body sent on every attempt.' }),
     attempt_history: Type.Array(DeliveryAttempt),
   },
-  { $id: 'DeliveryDetail' },
+  { $id: 'DeliveryDetail', title: 'DeliveryDetail' },
 );
 
-export const DeliveryList = ListEnvelope(Delivery);
+export const DeliveryList = ListEnvelope(Delivery, 'DeliveryList');
 
 export const ListDeliveriesQuery = Type.Object(
   {
@@ -81,7 +82,7 @@ export const NoQuery = Type.Object({});
 
 export const ReplayFailedBody = Type.Object(
   { since: Type.String({ format: 'date-time', description: 'Replay failed deliveries whose event occurred at or after this time.' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ReplayFailedRequest' },
 );
 
 export const ReplayJob = Type.Object(
@@ -101,7 +102,7 @@ export const ReplayJob = Type.Object(
     created_at: Timestamp,
     finished_at: Type.Union([Timestamp, Type.Null()]),
   },
-  { $id: 'ReplayJob' },
+  { $id: 'ReplayJob', title: 'ReplayJob' },
 );
 
 export const ReplayJobParams = Type.Object({ id: Type.String(), job_id: Type.String() });

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
-const ProjectStatus = Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')]);
+const ProjectStatus = Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')], { title: 'ProjectStatus' });
 const Name = Type.String({ minLength: 1, maxLength: 255, description: '1 to 255 characters (code points).' });
 const Description = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], {
   description: 'At most 1,000 characters; "" or null clears it.',
@@ -16,7 +16,7 @@ export const Project = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { $id: 'Project' },
+  { $id: 'Project', title: 'Project' },
 );
 
 export const ProjectListItem = Type.Object({
@@ -24,9 +24,9 @@ export const ProjectListItem = Type.Object({
   name: Type.String(),
   status: ProjectStatus,
   created_at: Timestamp,
-});
+}, { title: 'ProjectListItem' });
 
-export const ProjectList = ListEnvelope(ProjectListItem);
+export const ProjectList = ListEnvelope(ProjectListItem, 'ProjectList');
 
 export const ListProjectsQuery = Type.Object({ ...PageQuery, status: Type.Optional(ProjectStatus) });
 
@@ -36,10 +36,10 @@ export const CreateProjectBody = Type.Object(
     description: Type.Optional(Description),
     status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('draft')], { description: 'Default active.' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CreateProjectRequest' },
 );
 
 export const UpdateProjectBody = Type.Object(
   { name: Type.Optional(Name), description: Type.Optional(Description), status: Type.Optional(ProjectStatus) },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'UpdateProjectRequest', description: 'Only the fields given change.' },
 );

@@ -5,8 +5,8 @@ import { ROLES } from '../../services/permissions.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 // An enum (not a union of literals) so a wrong value reports the accepted ones.
-const Role = Type.Unsafe<RoleName>({ type: 'string', enum: [...ROLES], description: 'owner, admin, member or viewer.' });
-const UserStatus = Type.Unsafe<'invited' | 'active'>({ type: 'string', enum: ['invited', 'active'] });
+const Role = Type.Unsafe<RoleName>({ type: 'string', enum: [...ROLES], title: 'Role', description: 'owner, admin, member or viewer.' });
+const UserStatus = Type.Unsafe<'invited' | 'active'>({ type: 'string', enum: ['invited', 'active'], title: 'UserStatus' });
 const UserName = Type.Union([Type.String(), Type.Null()], { description: 'null while the user is invited.' });
 
 export const User = Type.Object(
@@ -19,7 +19,7 @@ export const User = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { $id: 'User' },
+  { $id: 'User', title: 'User' },
 );
 
 export const UserListItem = Type.Object({
@@ -28,9 +28,9 @@ export const UserListItem = Type.Object({
   name: UserName,
   role: Role,
   created_at: Timestamp,
-});
+}, { title: 'UserListItem' });
 
-export const UserList = ListEnvelope(UserListItem);
+export const UserList = ListEnvelope(UserListItem, 'UserList');
 
 export const ListUsersQuery = Type.Object({ ...PageQuery });
 
@@ -43,7 +43,7 @@ export const InviteUserBody = Type.Object(
     }),
     role: Role,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'InviteUserRequest' },
 );
 
-export const UpdateUserBody = Type.Object({ role: Role }, { additionalProperties: false, description: 'Role is the only field that can change.' });
+export const UpdateUserBody = Type.Object({ role: Role }, { additionalProperties: false, title: 'UpdateUserRequest', description: 'Role is the only field that can change.' });

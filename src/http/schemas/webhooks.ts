@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../../services/events.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
-const EventName = Type.Union(EVENT_TYPES.map((name) => Type.Literal(name)));
+const EventName = Type.Union(EVENT_TYPES.map((name) => Type.Literal(name)), { title: 'EventType' });
 
 const webhookFields = {
   id: Type.String({ examples: ['wh_0123456789abcdefghijklmn'] }),
@@ -13,7 +13,7 @@ const webhookFields = {
   created_at: Timestamp,
 };
 
-export const Webhook = Type.Object(webhookFields, { $id: 'Webhook' });
+export const Webhook = Type.Object(webhookFields, { $id: 'Webhook', title: 'Webhook' });
 
 export const CreatedWebhook = Type.Object(
   {
@@ -25,10 +25,10 @@ export const CreatedWebhook = Type.Object(
     status: webhookFields.status,
     created_at: webhookFields.created_at,
   },
-  { $id: 'CreatedWebhook' },
+  { $id: 'CreatedWebhook', title: 'CreatedWebhook' },
 );
 
-export const WebhookList = ListEnvelope(Webhook);
+export const WebhookList = ListEnvelope(Webhook, 'WebhookList');
 
 export const ListWebhooksQuery = Type.Object({ ...PageQuery });
 
@@ -53,5 +53,5 @@ export const CreateWebhookBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CreateWebhookRequest' },
 );

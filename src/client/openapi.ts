@@ -1,0 +1,2610 @@
+// Generated from docs/openapi.json by openapi-typescript (`npm run openapi`). Do not edit by hand.
+export interface paths {
+    "/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List projects, newest first */
+        get: operations["listProjects"];
+        put?: never;
+        /** Create a project */
+        post: operations["createProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a project */
+        get: operations["getProject"];
+        /** Update a project */
+        put: operations["updateProject"];
+        post?: never;
+        /** Delete a project and everything under it */
+        delete: operations["deleteProject"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhook subscriptions, newest first */
+        get: operations["listWebhooks"];
+        put?: never;
+        /** Create a webhook subscription */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a webhook subscription and cancel its pending deliveries */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a subscription's deliveries, newest first (extension)
+         * @description Filters combine. `status`, `event`, `from`, `to` and `id` are the dashboard's filters. A page filtered by a status other than failed, or by an event, examines at most 5000 deliveries, so it may hold fewer than `limit` items while `next_cursor` is set: keep following it.
+         */
+        get: operations["listDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a delivery with its attempt history (extension) */
+        get: operations["getDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{delivery_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a delivered or failed delivery: one new attempt, same event id and body (extension; no request body)
+         * @description Queues one attempt outside the automatic schedule, signed with the subscription's current secret, and answers 202 with the delivery (now pending). Success marks it delivered, also when it had permanently failed; failure leaves it failed with no further retries. 409 while the delivery is pending or retrying, and for a cancelled one.
+         */
+        post: operations["replayDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/replay-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay every permanently failed delivery since a time, as a job (extension)
+         * @description Takes the subscription's failed deliveries whose event occurred at or after `since` (the oldest 10000; `more` says whether others remain) and answers 202 with the job: `count` is exactly what it replays. The delivery worker re-queues them in batches; read the job for its progress.
+         */
+        post: operations["replayFailedDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/replay-jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a bulk replay job and its progress (extension) */
+        get: operations["getReplayJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List members, invited ones included, newest first */
+        get: operations["listUsers"];
+        put?: never;
+        /** Invite a user by e-mail (re-inviting an invited user sends a fresh link) */
+        post: operations["inviteUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a user */
+        get: operations["getUser"];
+        /** Change a user's role */
+        put: operations["updateUser"];
+        post?: never;
+        /**
+         * Remove a member, invited or active, with their invitation, sessions and API keys (extension)
+         * @description Admins and owners. Only an owner may remove an owner, and the last active owner cannot be removed (409). The removed e-mail can be invited again.
+         */
+        delete: operations["deleteUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{token}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept an invitation: the user becomes active with this name and password */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface webhooks {
+    "project.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A project was created
+         * @description Sent when a project is created, through the API or the dashboard. The service POSTs the body as `application/json` to every subscription listening for the event when it occurred. Verify `X-Service-Signature` over the raw body bytes before parsing them (`verifyWebhook` of `workspace-service/client` does it). Delivery is at least once: a retry, a replay or a crash recovery can deliver the same event again, with the same `X-Service-Event-Id` and the same body bytes; de-duplicate by `X-Service-Event-Id`. Answer 2xx within 10 seconds, then do the work: anything else (another status, a redirect, no answer in time, a connection or TLS error) is retried after 30 s, 2 min, 10 min, 30 min and 2 h, then the delivery is failed.
+         */
+        post: operations["projectCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "project.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A project was updated
+         * @description Sent when a project's name, description or status changes (an update that changes nothing sends no event); `data.previous` holds the old values of the fields that changed. The service POSTs the body as `application/json` to every subscription listening for the event when it occurred. Verify `X-Service-Signature` over the raw body bytes before parsing them (`verifyWebhook` of `workspace-service/client` does it). Delivery is at least once: a retry, a replay or a crash recovery can deliver the same event again, with the same `X-Service-Event-Id` and the same body bytes; de-duplicate by `X-Service-Event-Id`. Answer 2xx within 10 seconds, then do the work: anything else (another status, a redirect, no answer in time, a connection or TLS error) is retried after 30 s, 2 min, 10 min, 30 min and 2 h, then the delivery is failed.
+         */
+        post: operations["projectUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "project.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A project was deleted
+         * @description Sent when a project is deleted, with its workflows, runs and tasks (no `workflow.failed` fires for runs destroyed that way). The service POSTs the body as `application/json` to every subscription listening for the event when it occurred. Verify `X-Service-Signature` over the raw body bytes before parsing them (`verifyWebhook` of `workspace-service/client` does it). Delivery is at least once: a retry, a replay or a crash recovery can deliver the same event again, with the same `X-Service-Event-Id` and the same body bytes; de-duplicate by `X-Service-Event-Id`. Answer 2xx within 10 seconds, then do the work: anything else (another status, a redirect, no answer in time, a connection or TLS error) is retried after 30 s, 2 min, 10 min, 30 min and 2 h, then the delivery is failed.
+         */
+        post: operations["projectDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "workflow.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A workflow run completed
+         * @description Sent when a workflow run completes its last step. The service POSTs the body as `application/json` to every subscription listening for the event when it occurred. Verify `X-Service-Signature` over the raw body bytes before parsing them (`verifyWebhook` of `workspace-service/client` does it). Delivery is at least once: a retry, a replay or a crash recovery can deliver the same event again, with the same `X-Service-Event-Id` and the same body bytes; de-duplicate by `X-Service-Event-Id`. Answer 2xx within 10 seconds, then do the work: anything else (another status, a redirect, no answer in time, a connection or TLS error) is retried after 30 s, 2 min, 10 min, 30 min and 2 h, then the delivery is failed.
+         */
+        post: operations["workflowCompletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "workflow.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A workflow run failed
+         * @description Sent when a workflow run ends early: an approval was rejected (`approval_rejected`), a step's task was cancelled (`task_cancelled`), or someone cancelled the run (`cancelled`). The service POSTs the body as `application/json` to every subscription listening for the event when it occurred. Verify `X-Service-Signature` over the raw body bytes before parsing them (`verifyWebhook` of `workspace-service/client` does it). Delivery is at least once: a retry, a replay or a crash recovery can deliver the same event again, with the same `X-Service-Event-Id` and the same body bytes; de-duplicate by `X-Service-Event-Id`. Answer 2xx within 10 seconds, then do the work: anything else (another status, a redirect, no answer in time, a connection or TLS error) is retried after 30 s, 2 min, 10 min, 30 min and 2 h, then the delivery is failed.
+         */
+        post: operations["workflowFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.assigned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A task was assigned
+         * @description Sent when a task gets a new assignee: created with one (alone or by a run step), or reassigned; not when the assignee is cleared or stays the same. The service POSTs the body as `application/json` to every subscription listening for the event when it occurred. Verify `X-Service-Signature` over the raw body bytes before parsing them (`verifyWebhook` of `workspace-service/client` does it). Delivery is at least once: a retry, a replay or a crash recovery can deliver the same event again, with the same `X-Service-Event-Id` and the same body bytes; de-duplicate by `X-Service-Event-Id`. Answer 2xx within 10 seconds, then do the work: anything else (another status, a redirect, no answer in time, a connection or TLS error) is retried after 30 s, 2 min, 10 min, 30 min and 2 h, then the delivery is failed.
+         */
+        post: operations["taskAssignedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface components {
+    schemas: {
+        /** AcceptInvitationRequest */
+        AcceptInvitationRequest: {
+            /** @description 1 to 255 characters (code points). */
+            name: string;
+            /** @description 8 to 1,024 characters (code points). */
+            password: string;
+        };
+        /** CreateProjectRequest */
+        CreateProjectRequest: {
+            /** @description 1 to 255 characters (code points). */
+            name: string;
+            /** @description At most 1,000 characters; "" or null clears it. */
+            description?: string | null;
+            /**
+             * @description Default active.
+             * @enum {string}
+             */
+            status?: "active" | "draft";
+        };
+        /** CreateWebhookRequest */
+        CreateWebhookRequest: {
+            /** @description Absolute https:// URL without user-info, at most 2,048 characters, on a public host. */
+            url: string;
+            /** @description At least one event name; duplicates are dropped. */
+            events: components["schemas"]["EventType"][];
+            /** @description 16 to 256 printable ASCII characters. Omitted: the service generates whsec_ + 32 random bytes (base64url). */
+            secret?: string;
+        };
+        /** CreatedWebhook */
+        CreatedWebhook: {
+            /** @example wh_0123456789abcdefghijklmn */
+            id: string;
+            url: string;
+            events: components["schemas"]["EventType"][];
+            /** @description The signing secret; returned only here, never again. */
+            secret: string;
+            /** @enum {boolean} */
+            active: true;
+            /**
+             * @description The same state as `active`, for clients of either documented shape.
+             * @enum {string}
+             */
+            status: "active";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /** Delivery */
+        Delivery: {
+            /** @example dlv_0123456789abcdefghijklmn */
+            id: string;
+            /** @description X-Service-Event-Id: the same on every attempt and replay. */
+            event_id: string;
+            event_type: components["schemas"]["EventType"];
+            webhook_id: string;
+            status: components["schemas"]["DeliveryStatus"];
+            /** @description Attempts made so far, automatic and replayed. */
+            attempts: number;
+            /** @description When a pending or retrying delivery is next attempted. */
+            next_attempt_at: string | null;
+            last_status_code: number | null;
+            last_error: string | null;
+            /** @description When the latest attempt started; null before the first. */
+            last_attempt_at: string | null;
+            /** @description A replay attempt was made or is queued. */
+            replayed: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /** DeliveryAttempt */
+        DeliveryAttempt: {
+            /** @example att_0123456789abcdefghijklmn */
+            id: string;
+            /** @description X-Service-Delivery-Attempt of this attempt. */
+            attempt_number: number;
+            /** @enum {string} */
+            trigger: "automatic" | "replay";
+            /** @enum {string} */
+            outcome: "success" | "failure";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            started_at: string;
+            duration_ms: number;
+            request_headers: {
+                [key: string]: string;
+            };
+            response_status: number | null;
+            response_headers: {
+                [key: string]: string;
+            } | null;
+            /** @description The first 64 KiB of the response body. */
+            response_body: string | null;
+            /** @description Why the attempt failed: HTTP status, network, TLS, timeout or SSRF refusal. */
+            error: string | null;
+        };
+        /** DeliveryDetail */
+        DeliveryDetail: {
+            /** @example dlv_0123456789abcdefghijklmn */
+            id: string;
+            /** @description X-Service-Event-Id: the same on every attempt and replay. */
+            event_id: string;
+            event_type: components["schemas"]["EventType"];
+            webhook_id: string;
+            status: components["schemas"]["DeliveryStatus"];
+            /** @description Attempts made so far, automatic and replayed. */
+            attempts: number;
+            /** @description When a pending or retrying delivery is next attempted. */
+            next_attempt_at: string | null;
+            last_status_code: number | null;
+            last_error: string | null;
+            /** @description When the latest attempt started; null before the first. */
+            last_attempt_at: string | null;
+            /** @description A replay attempt was made or is queued. */
+            replayed: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+            /** @description The exact request body sent on every attempt. */
+            payload: string;
+            attempt_history: components["schemas"]["DeliveryAttempt"][];
+        };
+        /** DeliveryList */
+        DeliveryList: {
+            data: components["schemas"]["Delivery"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /**
+         * DeliveryStatus
+         * @description delivered; retrying: failed at least once and waits for its next automatic attempt (next_attempt_at); pending: waits for its first attempt, or for a replay; failed: permanently failed (schedule used up, or a replay failed); cancelled: its subscription was deleted before it was sent.
+         * @enum {string}
+         */
+        DeliveryStatus: "delivered" | "retrying" | "pending" | "failed" | "cancelled";
+        /**
+         * Error
+         * @description Every error has this shape (CONTRACT 1).
+         */
+        Error: {
+            error: {
+                code: string;
+                message: string;
+                details?: {
+                    field: string;
+                    message: string;
+                }[];
+            };
+        };
+        /**
+         * EventType
+         * @enum {string}
+         */
+        EventType: "project.created" | "project.updated" | "project.deleted" | "workflow.completed" | "workflow.failed" | "task.assigned";
+        /** InviteUserRequest */
+        InviteUserRequest: {
+            /**
+             * Format: email
+             * @description local@domain, the domain with at least one dot; matched case-insensitively.
+             */
+            email: string;
+            role: components["schemas"]["Role"];
+        };
+        /** Project */
+        Project: {
+            /** @example proj_0123456789abcdefghijklmn */
+            id: string;
+            name: string;
+            description: string | null;
+            status: components["schemas"]["ProjectStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * ProjectCreatedEvent
+         * @description Sent when a project is created (POST /v1/projects or the dashboard).
+         * @example {
+         *       "event": "project.created",
+         *       "timestamp": "2026-11-22T09:30:00.000Z",
+         *       "data": {
+         *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+         *         "name": "Website relaunch",
+         *         "description": "New site for the spring campaign",
+         *         "status": "active",
+         *         "created_at": "2026-11-22T09:30:00.000Z",
+         *         "updated_at": "2026-11-22T09:30:00.000Z"
+         *       }
+         *     }
+         */
+        ProjectCreatedEvent: {
+            /**
+             * @description The event name; the same as the X-Service-Event header.
+             * @constant
+             */
+            event: "project.created";
+            /**
+             * Format: date-time
+             * @description When the event occurred (UTC, millisecond precision); the same on every attempt.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["ProjectEventData"];
+        };
+        /**
+         * ProjectDeletedEvent
+         * @description Sent when a project is deleted, with its workflows, runs and tasks (no workflow.failed fires for those runs).
+         * @example {
+         *       "event": "project.deleted",
+         *       "timestamp": "2026-11-24T08:00:00.000Z",
+         *       "data": {
+         *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+         *         "name": "Website relaunch",
+         *         "status": "archived"
+         *       }
+         *     }
+         */
+        ProjectDeletedEvent: {
+            /**
+             * @description The event name; the same as the X-Service-Event header.
+             * @constant
+             */
+            event: "project.deleted";
+            /**
+             * Format: date-time
+             * @description When the event occurred (UTC, millisecond precision); the same on every attempt.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["ProjectDeletedEventData"];
+        };
+        /**
+         * ProjectDeletedEventData
+         * @description The project that was deleted, as it was.
+         */
+        ProjectDeletedEventData: {
+            /**
+             * @description The deleted project.
+             * @example proj_0123456789abcdefghijklmn
+             */
+            project_id: string;
+            /** @description Its name when it was deleted. */
+            name: string;
+            /** @description The project status: active, archived or draft. */
+            status: "active" | "archived" | "draft";
+        };
+        /**
+         * ProjectEventData
+         * @description The project as it stands after the change.
+         */
+        ProjectEventData: {
+            /**
+             * @description The project.
+             * @example proj_0123456789abcdefghijklmn
+             */
+            project_id: string;
+            /** @description The project name. */
+            name: string;
+            /** @description The project description; null when it has none. */
+            description: string | null;
+            /** @description The project status: active, archived or draft. */
+            status: "active" | "archived" | "draft";
+            /**
+             * Format: date-time
+             * @description When the project was created.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the project was last changed (for project.updated: this change).
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /** ProjectList */
+        ProjectList: {
+            data: components["schemas"]["ProjectListItem"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** ProjectListItem */
+        ProjectListItem: {
+            id: string;
+            name: string;
+            status: components["schemas"]["ProjectStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /**
+         * ProjectPreviousValues
+         * @description The old values of exactly the fields that changed; a field that did not change is absent.
+         */
+        ProjectPreviousValues: {
+            /** @description The name before the change. */
+            name?: string;
+            /** @description The description before the change. */
+            description?: string | null;
+            /** @description The project status: active, archived or draft. */
+            status?: "active" | "archived" | "draft";
+        };
+        /**
+         * ProjectStatus
+         * @enum {string}
+         */
+        ProjectStatus: "active" | "archived" | "draft";
+        /**
+         * ProjectUpdatedEvent
+         * @description Sent when a project's name, description or status changes. An update that changes nothing sends no event.
+         * @example {
+         *       "event": "project.updated",
+         *       "timestamp": "2026-11-23T14:05:12.345Z",
+         *       "data": {
+         *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+         *         "name": "Website relaunch",
+         *         "description": "New site for the spring campaign",
+         *         "status": "archived",
+         *         "created_at": "2026-11-22T09:30:00.000Z",
+         *         "updated_at": "2026-11-23T14:05:12.345Z",
+         *         "previous": {
+         *           "status": "active"
+         *         }
+         *       }
+         *     }
+         */
+        ProjectUpdatedEvent: {
+            /**
+             * @description The event name; the same as the X-Service-Event header.
+             * @constant
+             */
+            event: "project.updated";
+            /**
+             * Format: date-time
+             * @description When the event occurred (UTC, millisecond precision); the same on every attempt.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["ProjectUpdatedEventData"];
+        };
+        /**
+         * ProjectUpdatedEventData
+         * @description The project after the change, and `previous`: what the changed fields held before.
+         */
+        ProjectUpdatedEventData: {
+            /**
+             * @description The project.
+             * @example proj_0123456789abcdefghijklmn
+             */
+            project_id: string;
+            /** @description The project name. */
+            name: string;
+            /** @description The project description; null when it has none. */
+            description: string | null;
+            /** @description The project status: active, archived or draft. */
+            status: "active" | "archived" | "draft";
+            /**
+             * Format: date-time
+             * @description When the project was created.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the project was last changed (for project.updated: this change).
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+            previous: components["schemas"]["ProjectPreviousValues"];
+        };
+        /** ReplayFailedRequest */
+        ReplayFailedRequest: {
+            /**
+             * Format: date-time
+             * @description Replay failed deliveries whose event occurred at or after this time.
+             */
+            since: string;
+        };
+        /** ReplayJob */
+        ReplayJob: {
+            /** @example rpl_0123456789abcdefghijklmn */
+            id: string;
+            webhook_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            since: string;
+            /**
+             * @description running while deliveries are being re-queued.
+             * @enum {string}
+             */
+            status: "running" | "done";
+            /** @description The failed deliveries the job took (the oldest, at most 10000): exactly what it replays. */
+            count: number;
+            /** @description More failed deliveries matched than one job takes; ask again for the next ones. */
+            more: boolean;
+            /** @description Re-queued so far. */
+            queued: number;
+            /** @description No longer failed when their turn came (replayed one by one meanwhile). */
+            skipped: number;
+            /** @description Re-queued deliveries now delivered. */
+            delivered: number;
+            /** @description Re-queued deliveries whose replay failed. */
+            failed: number;
+            /** @description Re-queued deliveries still waiting for their replay attempt. */
+            pending: number;
+            requested_by: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            finished_at: string | null;
+        };
+        /**
+         * Role
+         * @description owner, admin, member or viewer.
+         * @enum {string}
+         */
+        Role: "owner" | "admin" | "member" | "viewer";
+        /**
+         * TaskAssignedEvent
+         * @description Sent when a task is assigned to a user, or reassigned to another (not when the assignee is cleared or stays the same).
+         * @example {
+         *       "event": "task.assigned",
+         *       "timestamp": "2026-11-22T10:00:00.500Z",
+         *       "data": {
+         *         "task_id": "task_9c1v5b7n3m0q8w2e6r4t1y5u",
+         *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+         *         "title": "Review the copy",
+         *         "assignee_id": "user_3h8j2k6l0z4x9c1v7b5n3m8q",
+         *         "previous_assignee_id": null,
+         *         "assigned_by": null,
+         *         "workflow_id": "wf_7t3y8u1i5o9p2a6s4d0f3g7h",
+         *         "run_id": "run_2j6k0l4z8x1c5v9b3n7m2q6w",
+         *         "due_at": "2026-11-25T10:00:00.500Z"
+         *       }
+         *     }
+         */
+        TaskAssignedEvent: {
+            /**
+             * @description The event name; the same as the X-Service-Event header.
+             * @constant
+             */
+            event: "task.assigned";
+            /**
+             * Format: date-time
+             * @description When the event occurred (UTC, millisecond precision); the same on every attempt.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["TaskAssignedEventData"];
+        };
+        /**
+         * TaskAssignedEventData
+         * @description A task that was assigned or reassigned to a user.
+         */
+        TaskAssignedEventData: {
+            /**
+             * @description The task.
+             * @example task_0123456789abcdefghijklmn
+             */
+            task_id: string;
+            /**
+             * @description The task's project.
+             * @example proj_0123456789abcdefghijklmn
+             */
+            project_id: string;
+            /** @description The task title. */
+            title: string;
+            /**
+             * @description The user the task is now assigned to.
+             * @example user_0123456789abcdefghijklmn
+             */
+            assignee_id: string;
+            /** @description Who had it before; null for a first assignment. */
+            previous_assignee_id: string | null;
+            /** @description The user who assigned it; null when the service did (a run starting a step) or the command line. */
+            assigned_by: string | null;
+            /** @description The workflow whose run created the task; null for a task created on its own. */
+            workflow_id: string | null;
+            /** @description The run that created the task; null for a task created on its own. */
+            run_id: string | null;
+            /**
+             * @description When the task is due; null when it has no due date.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            due_at: string | null;
+        };
+        /**
+         * UpdateProjectRequest
+         * @description Only the fields given change.
+         */
+        UpdateProjectRequest: {
+            /** @description 1 to 255 characters (code points). */
+            name?: string;
+            /** @description At most 1,000 characters; "" or null clears it. */
+            description?: string | null;
+            status?: components["schemas"]["ProjectStatus"];
+        };
+        /**
+         * UpdateUserRequest
+         * @description Role is the only field that can change.
+         */
+        UpdateUserRequest: {
+            role: components["schemas"]["Role"];
+        };
+        /** User */
+        User: {
+            /** @example user_0123456789abcdefghijklmn */
+            id: string;
+            email: string;
+            /** @description null while the user is invited. */
+            name: string | null;
+            role: components["schemas"]["Role"];
+            status: components["schemas"]["UserStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /** UserList */
+        UserList: {
+            data: components["schemas"]["UserListItem"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** UserListItem */
+        UserListItem: {
+            id: string;
+            email: string;
+            /** @description null while the user is invited. */
+            name: string | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /**
+         * UserStatus
+         * @enum {string}
+         */
+        UserStatus: "invited" | "active";
+        /** Webhook */
+        Webhook: {
+            /** @example wh_0123456789abcdefghijklmn */
+            id: string;
+            url: string;
+            events: components["schemas"]["EventType"][];
+            /** @enum {boolean} */
+            active: true;
+            /**
+             * @description The same state as `active`, for clients of either documented shape.
+             * @enum {string}
+             */
+            status: "active";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /** WebhookList */
+        WebhookList: {
+            data: components["schemas"]["Webhook"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /**
+         * WorkflowCompletedEvent
+         * @description Sent when a workflow run completes its last step.
+         * @example {
+         *       "event": "workflow.completed",
+         *       "timestamp": "2026-11-22T11:42:07.120Z",
+         *       "data": {
+         *         "workflow_id": "wf_7t3y8u1i5o9p2a6s4d0f3g7h",
+         *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+         *         "run_id": "run_2j6k0l4z8x1c5v9b3n7m2q6w",
+         *         "status": "completed",
+         *         "started_at": "2026-11-22T10:00:00.500Z",
+         *         "finished_at": "2026-11-22T11:42:07.120Z"
+         *       }
+         *     }
+         */
+        WorkflowCompletedEvent: {
+            /**
+             * @description The event name; the same as the X-Service-Event header.
+             * @constant
+             */
+            event: "workflow.completed";
+            /**
+             * Format: date-time
+             * @description When the event occurred (UTC, millisecond precision); the same on every attempt.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["WorkflowCompletedEventData"];
+        };
+        /**
+         * WorkflowCompletedEventData
+         * @description A run that completed its last step.
+         */
+        WorkflowCompletedEventData: {
+            /**
+             * @description The workflow the run belongs to.
+             * @example wf_0123456789abcdefghijklmn
+             */
+            workflow_id: string;
+            /**
+             * @description The workflow's project.
+             * @example proj_0123456789abcdefghijklmn
+             */
+            project_id: string;
+            /**
+             * @description The run that ended.
+             * @example run_0123456789abcdefghijklmn
+             */
+            run_id: string;
+            /** @constant */
+            status: "completed";
+            /**
+             * @description When the run started its first step.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the run completed.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            finished_at: string;
+        };
+        /**
+         * WorkflowErrorCode
+         * @description Why the run failed: an approval was rejected, a step's task was cancelled, or someone cancelled the run ("Cancel run").
+         */
+        WorkflowErrorCode: "approval_rejected" | "task_cancelled" | "cancelled";
+        /**
+         * WorkflowFailedEvent
+         * @description Sent when a workflow run ends early: an approval rejected, a step's task cancelled, or the run cancelled.
+         * @example {
+         *       "event": "workflow.failed",
+         *       "timestamp": "2026-11-22T10:15:30.000Z",
+         *       "data": {
+         *         "workflow_id": "wf_7t3y8u1i5o9p2a6s4d0f3g7h",
+         *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+         *         "run_id": "run_2j6k0l4z8x1c5v9b3n7m2q6w",
+         *         "status": "failed",
+         *         "started_at": "2026-11-22T10:00:00.500Z",
+         *         "finished_at": "2026-11-22T10:15:30.000Z",
+         *         "error": "Approval \"Sign off\" was rejected by olive@example.com: the copy is not final",
+         *         "error_code": "approval_rejected"
+         *       }
+         *     }
+         */
+        WorkflowFailedEvent: {
+            /**
+             * @description The event name; the same as the X-Service-Event header.
+             * @constant
+             */
+            event: "workflow.failed";
+            /**
+             * Format: date-time
+             * @description When the event occurred (UTC, millisecond precision); the same on every attempt.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["WorkflowFailedEventData"];
+        };
+        /**
+         * WorkflowFailedEventData
+         * @description A run that ended early.
+         */
+        WorkflowFailedEventData: {
+            /**
+             * @description The workflow the run belongs to.
+             * @example wf_0123456789abcdefghijklmn
+             */
+            workflow_id: string;
+            /**
+             * @description The workflow's project.
+             * @example proj_0123456789abcdefghijklmn
+             */
+            project_id: string;
+            /**
+             * @description The run that ended.
+             * @example run_0123456789abcdefghijklmn
+             */
+            run_id: string;
+            /** @constant */
+            status: "failed";
+            /**
+             * @description When the run started its first step; null for a run cancelled before it started.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the run failed.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            finished_at: string;
+            /** @description A sentence saying what happened, for people. */
+            error: string;
+            error_code: components["schemas"]["WorkflowErrorCode"];
+        };
+    };
+    responses: {
+        /** @description `invalid_json`: the body is not JSON (an empty body on POST/PUT included). `validation_failed`: a body field or query parameter breaks a rule; `details` names every offending field. */
+        BadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `unauthorized`: the Authorization header is missing or malformed, or the key is unknown or revoked. */
+        Unauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `forbidden`: the key's scope or its user's current role does not allow the call. `workspace_read_only`: a state-changing call while the organisation's subscription is cancelled; the message names the deletion date. */
+        Forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `not_found`: no such id in the caller's organisation (another organisation's id looks the same). */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `conflict`: the call contradicts the current state (an e-mail of an active member, a change that would leave no owner, a delivery still in flight), or a request with the same Idempotency-Key is still running. */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `invitation_expired`: the invitation is older than 72 hours; ask for a new one. */
+        Gone: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `payload_too_large`: the body is larger than 1 MiB. */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `unsupported_media_type`: a body sent with a Content-Type other than application/json. */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `idempotency_key_reused`: this Idempotency-Key was used with a different method, path or body. */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `rate_limited`: over the rate limit of the key (or of the address, for failed authentications). Retry after `Retry-After` seconds. */
+        RateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `internal_error`: a fault on our side; the body never carries internal detail. Quote X-Request-Id when reporting it. */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `service_unavailable`: the database is briefly unreachable; retry after `Retry-After` seconds. */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
+    parameters: {
+        /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+        IdempotencyKey: string;
+    };
+    requestBodies: never;
+    headers: {
+        /** @description The request id: the `X-Request-Id` the client sent (1 to 128 of `A-Za-z0-9._:-`), or one the service made. */
+        RequestId: string;
+        /** @description Requests allowed per API key in a rolling 60-second window. */
+        RateLimitLimit: number;
+        /** @description Requests left in the current window. */
+        RateLimitRemaining: number;
+        /** @description Whole seconds to wait before retrying, at least 1. */
+        RetryAfter: number;
+        /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
+        IdempotentReplayed: "true";
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    listProjects: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+                status?: components["schemas"]["ProjectStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of projects, newest first. Follow `next_cursor` for the next page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *           "name": "Apollo",
+                     *           "status": "active",
+                     *           "created_at": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJzIjoxMjN9"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProjectList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Apollo",
+                 *       "description": "Guidance computer, second revision",
+                 *       "status": "active"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description The created project. It fires `project.created`. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "name": "Apollo",
+                     *       "description": "Guidance computer, second revision",
+                     *       "status": "active",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "name": "Apollo",
+                     *       "description": "Guidance computer, second revision",
+                     *       "status": "active",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Only the fields given change. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "archived"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateProjectRequest"];
+            };
+        };
+        responses: {
+            /** @description The project after the change. A change fires `project.updated`; a call that changes nothing returns it as it was. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "name": "Apollo",
+                     *       "description": "Guidance computer, second revision",
+                     *       "status": "archived",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted with its workflows, runs and tasks. It fires `project.deleted`. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of subscriptions, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *           "url": "https://hooks.example.com/workspace",
+                     *           "events": [
+                     *             "project.created",
+                     *             "project.updated"
+                     *           ],
+                     *           "active": true,
+                     *           "status": "active",
+                     *           "created_at": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/workspace",
+                 *       "events": [
+                 *         "project.created",
+                 *         "project.updated"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription with its signing `secret`, shown this once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *       "url": "https://hooks.example.com/workspace",
+                     *       "events": [
+                     *         "project.created",
+                     *         "project.updated"
+                     *       ],
+                     *       "active": true,
+                     *       "status": "active",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "secret": "whsec_3q2-7wEXAMPLEj8Nc1vYkz0Yh5Rp9bT4sLmG6aD2fU0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; its pending deliveries are cancelled. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+                /** @description delivered; retrying: failed at least once and waits for its next automatic attempt (next_attempt_at); pending: waits for its first attempt, or for a replay; failed: permanently failed (schedule used up, or a replay failed); cancelled: its subscription was deleted before it was sent. */
+                status?: components["schemas"]["DeliveryStatus"];
+                event?: components["schemas"]["EventType"];
+                /** @description Deliveries created at or after this time. */
+                from?: string;
+                /** @description Deliveries created before this time. */
+                to?: string;
+                /** @description A delivery id (dlv_…) or an event id (evt_…). */
+                id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "dlv_8r3t5y7u9i1o2p4a6s8d0f2g",
+                     *           "event_id": "evt_1q3w5e7r9t2y4u6i8o0p1a3s",
+                     *           "event_type": "project.created",
+                     *           "webhook_id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *           "status": "delivered",
+                     *           "attempts": 1,
+                     *           "next_attempt_at": null,
+                     *           "last_status_code": 204,
+                     *           "last_error": null,
+                     *           "last_attempt_at": "2026-11-22T10:05:12.345Z",
+                     *           "replayed": false,
+                     *           "created_at": "2026-11-22T09:30:00.000Z",
+                     *           "updated_at": "2026-11-22T10:05:12.345Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery with the exact body sent and every attempt. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_8r3t5y7u9i1o2p4a6s8d0f2g",
+                     *       "event_id": "evt_1q3w5e7r9t2y4u6i8o0p1a3s",
+                     *       "event_type": "project.created",
+                     *       "webhook_id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *       "status": "delivered",
+                     *       "attempts": 1,
+                     *       "next_attempt_at": null,
+                     *       "last_status_code": 204,
+                     *       "last_error": null,
+                     *       "last_attempt_at": "2026-11-22T10:05:12.345Z",
+                     *       "replayed": false,
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z",
+                     *       "payload": "{\"event\":\"project.created\",\"timestamp\":\"2026-11-22T09:30:00.000Z\",\"data\":{\"project_id\":\"proj_40zapspamjlk10kmts7pcdbq\",\"name\":\"Apollo\",\"description\":\"Guidance computer, second revision\",\"status\":\"active\",\"created_at\":\"2026-11-22T09:30:00.000Z\",\"updated_at\":\"2026-11-22T09:30:00.000Z\"}}",
+                     *       "attempt_history": [
+                     *         {
+                     *           "id": "att_6y8u0i2o4p6a8s0d2f4g6h8j",
+                     *           "attempt_number": 1,
+                     *           "trigger": "automatic",
+                     *           "outcome": "success",
+                     *           "started_at": "2026-11-22T10:05:12.345Z",
+                     *           "duration_ms": 84,
+                     *           "request_headers": {
+                     *             "content-type": "application/json",
+                     *             "x-service-event": "project.created",
+                     *             "x-service-event-id": "evt_1q3w5e7r9t2y4u6i8o0p1a3s",
+                     *             "x-service-delivery-id": "dlv_8r3t5y7u9i1o2p4a6s8d0f2g",
+                     *             "x-service-delivery-attempt": "1"
+                     *           },
+                     *           "response_status": 204,
+                     *           "response_headers": {
+                     *             "date": "Sun, 22 Nov 2026 10:05:12 GMT"
+                     *           },
+                     *           "response_body": "",
+                     *           "error": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeliveryDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the delivery, pending its replay attempt. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_8r3t5y7u9i1o2p4a6s8d0f2g",
+                     *       "event_id": "evt_1q3w5e7r9t2y4u6i8o0p1a3s",
+                     *       "event_type": "project.created",
+                     *       "webhook_id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *       "status": "pending",
+                     *       "attempts": 1,
+                     *       "next_attempt_at": "2026-11-22T10:05:12.345Z",
+                     *       "last_status_code": 204,
+                     *       "last_error": null,
+                     *       "last_attempt_at": "2026-11-22T10:05:12.345Z",
+                     *       "replayed": true,
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayFailedDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-21T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReplayFailedRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the job, which re-queues the failed deliveries in batches. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rpl_2w4e6r8t0y1u3i5o7p9a2s4d",
+                     *       "webhook_id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *       "since": "2026-11-21T00:00:00.000Z",
+                     *       "status": "running",
+                     *       "count": 42,
+                     *       "more": false,
+                     *       "queued": 0,
+                     *       "skipped": 0,
+                     *       "delivered": 0,
+                     *       "failed": 0,
+                     *       "pending": 0,
+                     *       "requested_by": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "finished_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReplayJob"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getReplayJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job and its progress. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rpl_2w4e6r8t0y1u3i5o7p9a2s4d",
+                     *       "webhook_id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *       "since": "2026-11-21T00:00:00.000Z",
+                     *       "status": "running",
+                     *       "count": 42,
+                     *       "more": false,
+                     *       "queued": 10,
+                     *       "skipped": 0,
+                     *       "delivered": 7,
+                     *       "failed": 1,
+                     *       "pending": 2,
+                     *       "requested_by": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "finished_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReplayJob"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of members (invited ones included), newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *           "email": "ada@example.com",
+                     *           "name": "Ada Lovelace",
+                     *           "role": "member",
+                     *           "created_at": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    inviteUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "grace@example.com",
+                 *       "role": "admin"
+                 *     }
+                 */
+                "application/json": components["schemas"]["InviteUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The invited user. The invitation e-mail links to `{PUBLIC_BASE_URL}/invitations/{token}`, valid 72 hours. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "user_q3m8z1c5v7b2n4x6k9p0r1sd",
+                     *       "email": "grace@example.com",
+                     *       "name": null,
+                     *       "role": "admin",
+                     *       "status": "invited",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "email": "ada@example.com",
+                     *       "name": "Ada Lovelace",
+                     *       "role": "member",
+                     *       "status": "active",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Role is the only field that can change. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "admin"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The user with the new role. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "email": "ada@example.com",
+                     *       "name": "Ada Lovelace",
+                     *       "role": "admin",
+                     *       "status": "active",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed, with their invitation, sessions and API keys. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token from the invitation link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Grace Hopper",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AcceptInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description The user, now active. (The e-mailed link `GET /invitations/{token}` opens the dashboard form that makes this call; an unknown or used token is 404, an expired one 410.) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "user_q3m8z1c5v7b2n4x6k9p0r1sd",
+                     *       "email": "grace@example.com",
+                     *       "name": "Grace Hopper",
+                     *       "role": "admin",
+                     *       "status": "active",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projectCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the exact body bytes, keyed by the subscription's secret. Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event name; the same as the body's `event`. */
+                "X-Service-Event": "project.created";
+                /** @description The event: the same on every retry and replay. De-duplicate by it. */
+                "X-Service-Event-Id": string;
+                /** @description This delivery: one per event and subscription. */
+                "X-Service-Delivery-Id": string;
+                /** @description The attempt number of this delivery, from 1; replays continue the count. */
+                "X-Service-Delivery-Attempt": number;
+                /** @description Names the service. */
+                "User-Agent"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `project.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "project.created",
+                 *       "timestamp": "2026-11-22T09:30:00.000Z",
+                 *       "data": {
+                 *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+                 *         "name": "Website relaunch",
+                 *         "description": "New site for the spring campaign",
+                 *         "status": "active",
+                 *         "created_at": "2026-11-22T09:30:00.000Z",
+                 *         "updated_at": "2026-11-22T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: the delivery is done (any 2xx status within 10 seconds; the response body is only kept in the delivery history). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    projectUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the exact body bytes, keyed by the subscription's secret. Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event name; the same as the body's `event`. */
+                "X-Service-Event": "project.updated";
+                /** @description The event: the same on every retry and replay. De-duplicate by it. */
+                "X-Service-Event-Id": string;
+                /** @description This delivery: one per event and subscription. */
+                "X-Service-Delivery-Id": string;
+                /** @description The attempt number of this delivery, from 1; replays continue the count. */
+                "X-Service-Delivery-Attempt": number;
+                /** @description Names the service. */
+                "User-Agent"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `project.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "project.updated",
+                 *       "timestamp": "2026-11-23T14:05:12.345Z",
+                 *       "data": {
+                 *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+                 *         "name": "Website relaunch",
+                 *         "description": "New site for the spring campaign",
+                 *         "status": "archived",
+                 *         "created_at": "2026-11-22T09:30:00.000Z",
+                 *         "updated_at": "2026-11-23T14:05:12.345Z",
+                 *         "previous": {
+                 *           "status": "active"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: the delivery is done (any 2xx status within 10 seconds; the response body is only kept in the delivery history). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    projectDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the exact body bytes, keyed by the subscription's secret. Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event name; the same as the body's `event`. */
+                "X-Service-Event": "project.deleted";
+                /** @description The event: the same on every retry and replay. De-duplicate by it. */
+                "X-Service-Event-Id": string;
+                /** @description This delivery: one per event and subscription. */
+                "X-Service-Delivery-Id": string;
+                /** @description The attempt number of this delivery, from 1; replays continue the count. */
+                "X-Service-Delivery-Attempt": number;
+                /** @description Names the service. */
+                "User-Agent"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `project.deleted` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "project.deleted",
+                 *       "timestamp": "2026-11-24T08:00:00.000Z",
+                 *       "data": {
+                 *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+                 *         "name": "Website relaunch",
+                 *         "status": "archived"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: the delivery is done (any 2xx status within 10 seconds; the response body is only kept in the delivery history). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    workflowCompletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the exact body bytes, keyed by the subscription's secret. Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event name; the same as the body's `event`. */
+                "X-Service-Event": "workflow.completed";
+                /** @description The event: the same on every retry and replay. De-duplicate by it. */
+                "X-Service-Event-Id": string;
+                /** @description This delivery: one per event and subscription. */
+                "X-Service-Delivery-Id": string;
+                /** @description The attempt number of this delivery, from 1; replays continue the count. */
+                "X-Service-Delivery-Attempt": number;
+                /** @description Names the service. */
+                "User-Agent"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `workflow.completed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "workflow.completed",
+                 *       "timestamp": "2026-11-22T11:42:07.120Z",
+                 *       "data": {
+                 *         "workflow_id": "wf_7t3y8u1i5o9p2a6s4d0f3g7h",
+                 *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+                 *         "run_id": "run_2j6k0l4z8x1c5v9b3n7m2q6w",
+                 *         "status": "completed",
+                 *         "started_at": "2026-11-22T10:00:00.500Z",
+                 *         "finished_at": "2026-11-22T11:42:07.120Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WorkflowCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: the delivery is done (any 2xx status within 10 seconds; the response body is only kept in the delivery history). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    workflowFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the exact body bytes, keyed by the subscription's secret. Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event name; the same as the body's `event`. */
+                "X-Service-Event": "workflow.failed";
+                /** @description The event: the same on every retry and replay. De-duplicate by it. */
+                "X-Service-Event-Id": string;
+                /** @description This delivery: one per event and subscription. */
+                "X-Service-Delivery-Id": string;
+                /** @description The attempt number of this delivery, from 1; replays continue the count. */
+                "X-Service-Delivery-Attempt": number;
+                /** @description Names the service. */
+                "User-Agent"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `workflow.failed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "workflow.failed",
+                 *       "timestamp": "2026-11-22T10:15:30.000Z",
+                 *       "data": {
+                 *         "workflow_id": "wf_7t3y8u1i5o9p2a6s4d0f3g7h",
+                 *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+                 *         "run_id": "run_2j6k0l4z8x1c5v9b3n7m2q6w",
+                 *         "status": "failed",
+                 *         "started_at": "2026-11-22T10:00:00.500Z",
+                 *         "finished_at": "2026-11-22T10:15:30.000Z",
+                 *         "error": "Approval \"Sign off\" was rejected by olive@example.com: the copy is not final",
+                 *         "error_code": "approval_rejected"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WorkflowFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: the delivery is done (any 2xx status within 10 seconds; the response body is only kept in the delivery history). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    taskAssignedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the exact body bytes, keyed by the subscription's secret. Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event name; the same as the body's `event`. */
+                "X-Service-Event": "task.assigned";
+                /** @description The event: the same on every retry and replay. De-duplicate by it. */
+                "X-Service-Event-Id": string;
+                /** @description This delivery: one per event and subscription. */
+                "X-Service-Delivery-Id": string;
+                /** @description The attempt number of this delivery, from 1; replays continue the count. */
+                "X-Service-Delivery-Attempt": number;
+                /** @description Names the service. */
+                "User-Agent"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `task.assigned` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "task.assigned",
+                 *       "timestamp": "2026-11-22T10:00:00.500Z",
+                 *       "data": {
+                 *         "task_id": "task_9c1v5b7n3m0q8w2e6r4t1y5u",
+                 *         "project_id": "proj_4k2m9x7q1c8v5b3n6z0w2e4r",
+                 *         "title": "Review the copy",
+                 *         "assignee_id": "user_3h8j2k6l0z4x9c1v7b5n3m8q",
+                 *         "previous_assignee_id": null,
+                 *         "assigned_by": null,
+                 *         "workflow_id": "wf_7t3y8u1i5o9p2a6s4d0f3g7h",
+                 *         "run_id": "run_2j6k0l4z8x1c5v9b3n7m2q6w",
+                 *         "due_at": "2026-11-25T10:00:00.500Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskAssignedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: the delivery is done (any 2xx status within 10 seconds; the response body is only kept in the delivery history). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The attempt failed and is retried on the schedule of the description; after the sixth failure the delivery is failed (replayable from the dashboard or the API). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+}
