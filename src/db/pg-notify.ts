@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { createLogThrottle } from '../lib/log-throttle.js';
+import { reconnectSchedule } from '../lib/reconnect.js';
 import { createSignal, type Signal } from '../lib/signal.js';
 
 export const WAKE_CHANNEL = 'workspace_delivery_wake';
@@ -36,8 +37,7 @@ export function createPgWakeRelay({ pool, connectionString, logger, channel = WA
   let listening = false;
   let started = false;
   let closed = false;
-  let retryDelay = 250;
-  let retryTimer: NodeJS.Timeout | null = null;
+  const reconnect = reconnectSchedule(() => void connect());
   // NOTIFYs coalesce: while one is being sent, further wakes collapse into one more.
   let sending = false;
   let again = false;
@@ -65,16 +65,6 @@ export function createPgWakeRelay({ pool, connectionString, logger, channel = WA
     }
   }
 
-  function scheduleReconnect(): void {
-    if (closed || retryTimer) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = null;
-      void connect();
-    }, retryDelay);
-    retryTimer.unref();
-    retryDelay = Math.min(retryDelay * 2, 5000);
-  }
-
   async function connect(): Promise<void> {
     if (closed) return;
     const client = new pg.Client({ connectionString, connectionTimeoutMillis: 2000, keepAlive: true });
@@ -87,7 +77,7 @@ export function createPgWakeRelay({ pool, connectionString, logger, channel = WA
       client.removeAllListeners();
       client.on('error', () => {});
       client.end().catch(() => {});
-      scheduleReconnect();
+      reconnect.schedule();
     };
     client.on('error', lost);
     client.on('end', () => lost());
@@ -102,7 +92,7 @@ export function createPgWakeRelay({ pool, connectionString, logger, channel = WA
         return;
       }
       listening = true;
-      retryDelay = 250;
+      reconnect.succeeded();
       throttle.reset('listen');
       // Notifications sent while we were not listening are gone: look for work now.
       local.wake();
@@ -127,7 +117,7 @@ export function createPgWakeRelay({ pool, connectionString, logger, channel = WA
     listening: () => listening,
     async close() {
       closed = true;
-      if (retryTimer) clearTimeout(retryTimer);
+      reconnect.cancel();
       const client = listener;
       listener = null;
       listening = false;

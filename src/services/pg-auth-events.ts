@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { AUTH_CHANNEL } from '../db/migrations/008-auth-changes.js';
 import { createLogThrottle } from '../lib/log-throttle.js';
+import { reconnectSchedule } from '../lib/reconnect.js';
 import type { AuthEvents, AuthInvalidation, AuthInvalidationSource } from './auth-events.js';
 import { createAcks, createReadiness } from './invalidation-acks.js';
 
@@ -67,8 +68,7 @@ export function createPgAuthEvents({
   let listening = false;
   let started = false;
   let closed = false;
-  let retryDelay = 250;
-  let retryTimer: NodeJS.Timeout | null = null;
+  const reconnect = reconnectSchedule(() => void connect());
   let heartbeat: NodeJS.Timeout | null = null;
 
   function emit(invalidation: AuthInvalidation): void {
@@ -79,16 +79,6 @@ export function createPgAuthEvents({
     if (started || closed) return;
     started = true;
     void connect();
-  }
-
-  function scheduleReconnect(): void {
-    if (closed || retryTimer) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = null;
-      void connect();
-    }, retryDelay);
-    retryTimer.unref();
-    retryDelay = Math.min(retryDelay * 2, 5000);
   }
 
   function drop(current: pg.Client, err?: unknown): void {
@@ -104,7 +94,7 @@ export function createPgAuthEvents({
     current.removeAllListeners();
     current.on('error', () => {});
     current.end().catch(() => {});
-    scheduleReconnect();
+    reconnect.schedule();
   }
 
   function onNotification(current: pg.Client, message: pg.Notification): void {
@@ -155,7 +145,7 @@ export function createPgAuthEvents({
       // Anything sent while we were not listening is lost: start from an empty cache.
       emit({ kind: 'reset' });
       listening = true;
-      retryDelay = 250;
+      reconnect.succeeded();
       throttle.reset('listen');
       heartbeat = setInterval(() => void beat(current), heartbeatMs);
       heartbeat.unref();
@@ -230,7 +220,7 @@ export function createPgAuthEvents({
       closed = true;
       listening = false;
       listeners.clear();
-      if (retryTimer) clearTimeout(retryTimer);
+      reconnect.cancel();
       if (heartbeat) clearInterval(heartbeat);
       readiness.release();
       acks.releaseAll();

@@ -11,6 +11,11 @@ export interface DocumentOptions {
   publicBaseUrl: string;
 }
 
+/** Component names taken so far, with what each schema is (to refuse two different ones of one name). */
+type Names = Map<string, { shape: string; size: number }>;
+
+const titleOf = (name: string, schema: Json): string => (typeof schema.title === 'string' ? schema.title : name);
+
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 
 /** Keywords our validator understands (src/http/validation.ts) that are not JSON Schema: never published. */
@@ -58,18 +63,19 @@ export function finishDocument(document: Json, options: DocumentOptions): Json {
     headers: sharedHeaders(),
   };
 
-  const named = new Map<string, { shape: string; size: number }>(); // refuses two different schemas of one name
+  const named: Names = new Map();
   const definitions: Json = { ...document.components?.schemas };
+  // @fastify/swagger names the schemas it met by `$id` `def-0`, `def-1`...: they take their title instead.
   const renamed = new Map<string, string>();
   for (const [name, schema] of Object.entries<Json>(definitions)) {
-    renamed.set(`#/components/schemas/${name}`, `#/components/schemas/${typeof schema.title === 'string' ? schema.title : name}`);
+    renamed.set(`#/components/schemas/${name}`, `#/components/schemas/${titleOf(name, schema)}`);
   }
   const clean = (node: Json, isTop = false): Json => cleanSchemas(node, renamed, out.components.schemas, named, isTop);
   // Error responses are shared components (components.ts), so the routes' copies of the error schema are gone.
   const { $id: _id, ...errorSchema } = JSON.parse(JSON.stringify(ErrorResponse));
   definitions['Error'] = errorSchema;
   for (const [name, schema] of Object.entries<Json>(definitions)) {
-    const title = typeof schema.title === 'string' ? schema.title : name;
+    const title = titleOf(name, schema);
     const cleaned = clean(schema, true);
     if (claim(named, title, cleaned)) out.components.schemas[title] = cleaned;
   }
@@ -147,7 +153,7 @@ function successHeaders(authenticated: boolean, post: boolean): Json {
  * Records `schema` under `title`; true when it should be stored (first of its name, or the same schema with
  * more annotation: @fastify/swagger moves a parameter schema's description onto the parameter).
  */
-function claim(named: Map<string, { shape: string; size: number }>, title: string, schema: Json): boolean {
+function claim(named: Names, title: string, schema: Json): boolean {
   const shape = canonicalJson(schema, true);
   const size = canonicalJson(schema, false).length;
   const existing = named.get(title);
@@ -158,7 +164,7 @@ function claim(named: Map<string, { shape: string; size: number }>, title: strin
 }
 
 /** Walks any part of the document, rewriting schemas in place and returning the node to use. */
-function cleanSchemas(node: Json, renamed: Map<string, string>, schemas: Json, named: Map<string, { shape: string; size: number }>, isTop: boolean): Json {
+function cleanSchemas(node: Json, renamed: Map<string, string>, schemas: Json, named: Names, isTop: boolean): Json {
   if (Array.isArray(node)) return node.map((child) => cleanSchemas(child, renamed, schemas, named, false));
   if (node === null || typeof node !== 'object') return node;
   for (const keyword of PRIVATE_KEYWORDS) delete node[keyword];
