@@ -18,6 +18,11 @@ export class DomainError extends Error {
     super(message);
     this.name = 'DomainError';
   }
+
+  /** The contract's error body (CONTRACT 1): `{ error: { code, message, details? } }`. */
+  toBody(): { error: { code: string; message: string; details?: ErrorDetail[] } } {
+    return { error: this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message } };
+  }
 }
 
 export const errors = {

@@ -30,9 +30,7 @@ export function describeFailure(err: unknown): { exitCode: number; body: CliErro
   }
   if (err instanceof DomainError) {
     const details = err.details && err.details.length > 1 ? err.details.map((d) => `\n  ${d.field}: ${d.message}`).join('') : '';
-    const body: CliErrorBody = { error: { code: err.code, message: err.message } };
-    if (err.details) body.error.details = err.details;
-    return { exitCode: EXIT_FAILURE, body, text: `${err.message}${details}` };
+    return { exitCode: EXIT_FAILURE, body: err.toBody(), text: `${err.message}${details}` };
   }
   if (err instanceof ConfigError) {
     return { exitCode: EXIT_FAILURE, body: { error: { code: 'invalid_configuration', message: err.message } }, text: err.message };

@@ -1,17 +1,11 @@
 import { sql } from 'kysely';
 import type { Database } from './database.js';
-import type { AttemptCompletion, ClaimedDelivery } from './repositories/deliveries-repo.js';
+import type { AttemptCompletion, ClaimedDelivery, QueueClaimInput } from './repositories/deliveries-repo.js';
 import { threadDeliveryQueue } from './sqlite-queue-thread.js';
 import type { Store } from './store.js';
 
-/** What the worker asks a claim for (the repository's `claimDueQueueItems` input). */
-export interface QueueClaim {
-  now: number;
-  leaseMs: number;
-  limit: number;
-  window?: number | undefined;
-  excludeWebhooks: string[];
-  perWebhookRoom: (webhookId: string) => number;
+/** What the worker asks a claim for: the repository's `claimDueQueueItems` input, and what a queue thread needs to rebuild `perWebhookRoom`. */
+export interface QueueClaim extends Omit<QueueClaimInput, 'owner'> {
   /** What `perWebhookRoom` answers for any subscription outside `busyWebhooks`. */
   defaultRoom: number;
   busyWebhooks: readonly string[];

@@ -61,9 +61,7 @@ const MAX_PARAM_LENGTH = 512;
 /** Writes the contract's error body `{ error: { code, message, details? } }` with the error's headers. */
 function sendError(reply: FastifyReply, domain: DomainError): FastifyReply {
   if (domain.headers) reply.headers(domain.headers);
-  const body: { code: string; message: string; details?: unknown } = { code: domain.code, message: domain.message };
-  if (domain.details) body.details = domain.details;
-  return reply.code(domain.status).type('application/json; charset=utf-8').send({ error: body });
+  return reply.code(domain.status).type('application/json; charset=utf-8').send(domain.toBody());
 }
 
 /** The URL as logged: a path parameter that is a credential (an invitation token) is masked. */

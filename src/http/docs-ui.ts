@@ -7,6 +7,18 @@ import type { FastifyInstance } from 'fastify';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ASSETS = path.join(ROOT, 'public/docs');
 
+let assets: { logo: Buffer; css: string; js: string; licence: string } | null = null;
+/** Read once per process: every app built (the tests build hundreds) serves the same files. */
+function docsAssets(): NonNullable<typeof assets> {
+  assets ??= {
+    logo: fs.readFileSync(path.join(ASSETS, 'logo.svg')),
+    css: fs.readFileSync(path.join(ASSETS, 'docs.css'), 'utf8'),
+    js: fs.readFileSync(path.join(ASSETS, 'docs.js'), 'utf8'),
+    licence: fs.readFileSync(path.join(ROOT, 'LICENSE'), 'utf8'),
+  };
+  return assets;
+}
+
 export interface DocsUiOptions {
   /** The document's server (its `servers` entry): "Try it out" may call it when it is another origin. */
   publicBaseUrl: string;
@@ -43,7 +55,7 @@ function contentSecurityPolicy(publicBaseUrl: string): string {
  * validator badge is off (`validatorUrl: null`): it would send the document to an external host.
  */
 export async function registerDocsUi(app: FastifyInstance, options: DocsUiOptions): Promise<void> {
-  const logo = fs.readFileSync(path.join(ASSETS, 'logo.svg'));
+  const { logo, css, js, licence } = docsAssets();
   const headers = {
     'content-security-policy': contentSecurityPolicy(options.publicBaseUrl),
     'x-content-type-options': 'nosniff',
@@ -57,7 +69,6 @@ export async function registerDocsUi(app: FastifyInstance, options: DocsUiOption
       done();
     });
     // The document's `info.license.url`: the licence from our origin rather than a link to SPDX's site.
-    const licence = fs.readFileSync(path.join(ROOT, 'LICENSE'), 'utf8');
     scope.get('/docs/license', { schema: { hide: true } }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(licence));
     await scope.register(swaggerUi, {
       routePrefix: '/docs',
@@ -68,8 +79,8 @@ export async function registerDocsUi(app: FastifyInstance, options: DocsUiOption
       theme: {
         title: 'Workspace Service API reference',
         favicon: [{ filename: 'logo.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: logo }],
-        css: [{ filename: 'docs.css', content: fs.readFileSync(path.join(ASSETS, 'docs.css'), 'utf8') }],
-        js: [{ filename: 'docs.js', content: fs.readFileSync(path.join(ASSETS, 'docs.js'), 'utf8') }],
+        css: [{ filename: 'docs.css', content: css }],
+        js: [{ filename: 'docs.js', content: js }],
       },
       // Only used by StandaloneLayout; ours rather than Swagger's should anyone switch the layout back.
       logo: { type: 'image/svg+xml', content: logo },

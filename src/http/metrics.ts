@@ -1,7 +1,8 @@
 import http from 'node:http';
-import { BlockList, isIP, type AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { DomainError, errors } from '../errors.js';
+import { nonPublicReason } from '../delivery/ssrf.js';
 import { safeEqual, sha256Hex } from '../lib/crypto.js';
 import type { Metrics } from '../lib/metrics.js';
 
@@ -33,16 +34,16 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** `localhost`, 127.0.0.0/8 and ::1 (IPv4-mapped forms too): addresses no other machine can reach. */
+/**
+ * `localhost`, 127.0.0.0/8 and ::1 (IPv4-mapped forms too): addresses no other machine can reach. The
+ * address classes are the SSRF guard's (it names an IPv4-mapped one `IPv4-mapped 127.0.0.1: loopback`).
+ */
 export function isLoopbackHost(host: string): boolean {
   const name = host.toLowerCase();
   if (name === 'localhost') return true;
-  const family = isIP(name);
-  return family !== 0 && LOOPBACK.check(name, family === 6 ? 'ipv6' : 'ipv4');
+  if (isIP(name) === 0) return false;
+  const reason = nonPublicReason(name);
+  return reason === 'loopback' || reason?.endsWith(': loopback') === true;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -53,7 +54,7 @@ const CLOSE_GRACE_MS = 5000;
 function sendError(res: http.ServerResponse, error: DomainError, extra: Record<string, string>): void {
   const headers: Record<string, string> = { 'content-type': JSON_TYPE, 'cache-control': 'no-store', ...error.headers, ...extra };
   if (error.status === 401) headers['www-authenticate'] = 'Bearer realm="metrics"';
-  res.writeHead(error.status, headers).end(JSON.stringify({ error: { code: error.code, message: error.message } }));
+  res.writeHead(error.status, headers).end(JSON.stringify(error.toBody()));
 }
 
 /** The token from `Authorization: Bearer <token>`, or null. */

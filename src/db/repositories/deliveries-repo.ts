@@ -206,6 +206,22 @@ export const queueQueries = {
 };
 
 /** A delivery leased by the worker, with what it needs to send: the event's stored body and the subscription. */
+/** What `claimDueQueueItems` leases. */
+export interface QueueClaimInput {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+  /**
+   * Candidates read; default 4 × limit (at most 1,000). Wider than the batch lets one busy subscription's
+   * backlog not fill the whole claim; a caller that knows no subscription's room can cut the claim short
+   * passes `limit`, which claims the same rows and reads no more than it takes.
+   */
+  window?: number | undefined;
+  excludeWebhooks: string[];
+  perWebhookRoom: (webhookId: string) => number;
+}
+
 export interface ClaimedDelivery {
   id: string;
   org_id: string;
@@ -503,20 +519,7 @@ export function deliveriesRepository(ctx: RepoContext) {
      * claim: of two workers racing for a row, only one sees it unleased. PostgreSQL also skips rows another
      * worker is claiming at that instant instead of waiting on their locks.
      */
-    async claimDueQueueItems(input: {
-      owner: string;
-      now: number;
-      leaseMs: number;
-      limit: number;
-      /**
-       * Candidates read; default 4 × limit (at most 1,000). Wider than the batch lets one busy subscription's
-       * backlog not fill the whole claim; a caller that knows no subscription's room can cut the claim short
-       * passes `limit`, which claims the same rows and reads no more than it takes.
-       */
-      window?: number | undefined;
-      excludeWebhooks: string[];
-      perWebhookRoom: (webhookId: string) => number;
-    }): Promise<ClaimedDelivery[]> {
+    async claimDueQueueItems(input: QueueClaimInput): Promise<ClaimedDelivery[]> {
       const { owner, now, leaseMs, limit, excludeWebhooks } = input;
       if (limit <= 0) return [];
       const window = Math.max(limit, Math.min(input.window ?? limit * 4, 1000));

@@ -83,7 +83,7 @@ export function finishDocument(document: Json, options: DocumentOptions): Json {
   for (const [path, item] of Object.entries<Json>(out.paths)) {
     for (const method of METHODS) {
       const operation = item[method];
-      if (operation) item[method] = finishOperation(operation, `${method.toUpperCase()} ${path}`);
+      if (operation) item[method] = finishOperation(operation, method, path);
     }
   }
 
@@ -94,7 +94,8 @@ export function finishDocument(document: Json, options: DocumentOptions): Json {
 }
 
 /** Operation ids, summaries, error responses, examples, headers: the parts a route schema leaves out. */
-function finishOperation(operation: Json, where: string): Json {
+function finishOperation(operation: Json, method: string, path: string): Json {
+  const where = `${method.toUpperCase()} ${path}`;
   const docs = operationDocs[operation.operationId as string];
   if (!docs) throw new Error(`OpenAPI: ${where} has no entry in operations.ts (operationId ${operation.operationId ?? 'missing'})`);
   const authenticated = !(Array.isArray(operation.security) && operation.security.length === 0);
@@ -107,7 +108,7 @@ function finishOperation(operation: Json, where: string): Json {
     media.example = docs.request;
     operation.requestBody.required = true;
   }
-  const post = where.startsWith('POST ');
+  const post = method === 'post';
   if (authenticated && post) {
     operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }];
   }
