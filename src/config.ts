@@ -50,7 +50,37 @@ export interface Config {
   readonly metricsToken: string | null;
   /** Both set, or neither: Stripe drives the subscription through `POST /billing/stripe/webhook` (docs/lifecycle.md). */
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string } | null;
+  /** `serve` and `worker` apply pending migrations at start (true), or refuse an out-of-date schema (false). */
+  readonly migrateOnStart: boolean;
+  /** How long a graceful shutdown (SIGTERM) may take before the process gives up and exits 1. */
+  readonly shutdownTimeoutMs: number;
+  /** `Strict-Transport-Security` max-age in seconds, sent when PUBLIC_BASE_URL is https; null when off. */
+  readonly hstsMaxAgeSeconds: number | null;
+  /** OpenTelemetry tracing; null (the default) when OTEL_EXPORTER_OTLP_ENDPOINT is unset: no spans, no cost. */
+  readonly tracing: TracingConfig | null;
 }
+
+/** The standard `OTEL_*` variables this service reads, parsed (docs/deployment.md, "Traces"). */
+export interface TracingConfig {
+  /** Full URL spans are POSTed to (`…/v1/traces`). */
+  readonly tracesUrl: string;
+  readonly protocol: 'http/protobuf' | 'http/json';
+  /** Extra request headers for the collector (OTEL_EXPORTER_OTLP_HEADERS / _TRACES_HEADERS). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly serviceName: string;
+  /** Resource attributes from OTEL_RESOURCE_ATTRIBUTES, besides service.name. */
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+  /** The share of new traces recorded (0..1); a trace begun upstream follows its caller's decision. */
+  readonly sampleRatio: number;
+  /** false for `always_on`/`traceidratio`-style samplers that ignore the caller's decision. */
+  readonly parentBased: boolean;
+  readonly exportTimeoutMs: number;
+}
+
+/** Which process reads the configuration: each has its own default metrics port, so both start on one host. */
+export type ProcessRole = 'serve' | 'worker';
+
+const DEFAULT_METRICS_PORT: Record<ProcessRole, number> = { serve: 9464, worker: 9465 };
 
 export class ConfigError extends Error {
   constructor(
@@ -154,8 +184,8 @@ function readStripe(env: Env): Config['stripe'] {
 }
 
 /** `off` switches the metrics listener off (null); otherwise a port like PORT, and never PORT itself. */
-function readMetricsPort(env: Env, apiPort: number): number | null {
-  const raw = env.METRICS_PORT?.trim() || '9464';
+function readMetricsPort(env: Env, apiPort: number, role: ProcessRole): number | null {
+  const raw = env.METRICS_PORT?.trim() || String(DEFAULT_METRICS_PORT[role]);
   if (raw.toLowerCase() === 'off') return null;
   const port = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
   if (Number.isNaN(port) || port > 65535) throw new ConfigError('METRICS_PORT', `must be a port number (0 to 65535) or off, got "${raw}"`);
@@ -172,7 +202,83 @@ function readMetricsToken(env: Env): string | null {
   return raw;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/** `k1=v1,k2=v2` with percent-encoded values (the W3C baggage format the OTEL_* lists use). */
+function readKeyValues(env: Env, name: string): Record<string, string> {
+  const raw = env[name]?.trim();
+  const out: Record<string, string> = {};
+  if (!raw) return out;
+  for (const part of raw.split(',')) {
+    const eq = part.indexOf('=');
+    const key = eq > 0 ? part.slice(0, eq).trim() : '';
+    if (!key || /[\s"(),/:;<=>?@[\\\]{}]/.test(key)) throw new ConfigError(name, `must be a list of key=value pairs separated by commas, got "${raw}"`);
+    let value: string;
+    try {
+      value = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      throw new ConfigError(name, `has a value that is not valid percent-encoding: "${part}"`);
+    }
+    if (/[\r\n]/.test(value)) throw new ConfigError(name, 'values may not contain line breaks');
+    out[key] = value;
+  }
+  return out;
+}
+
+const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
+
+/**
+ * Tracing is on when a traces endpoint is set (and OTEL_SDK_DISABLED is not). Only the OTLP/HTTP exporters
+ * ship (http/protobuf, the specification's default, and http/json); grpc is refused at start, not ignored.
+ */
+function readTracing(env: Env, role: ProcessRole): TracingConfig | null {
+  if (readBool(env, 'OTEL_SDK_DISABLED', false)) return null;
+  const tracesEndpoint = readUrl(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']);
+  const baseEndpoint = readUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']);
+  if (!tracesEndpoint && !baseEndpoint) return null;
+  // The per-signal variable is the full URL; the base one gets the signal's path appended (OTLP exporter spec).
+  const tracesUrl = tracesEndpoint ?? `${baseEndpoint!.replace(/\/+$/, '')}/v1/traces`;
+  const protocolName = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = env[protocolName]?.trim() || 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(protocolName, `must be http/protobuf or http/json (grpc is not supported), got "${protocol}"`);
+  }
+  const sampler = env.OTEL_TRACES_SAMPLER?.trim() || 'parentbased_always_on';
+  if (!SAMPLERS.includes(sampler)) throw new ConfigError('OTEL_TRACES_SAMPLER', `must be one of ${SAMPLERS.join(', ')}, got "${sampler}"`);
+  let sampleRatio = sampler.endsWith('always_off') ? 0 : 1;
+  if (sampler.endsWith('traceidratio')) {
+    const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim() || '1';
+    sampleRatio = Number(arg);
+    if (!/^\d*\.?\d+$/.test(arg) || sampleRatio < 0 || sampleRatio > 1) {
+      throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', `must be a number from 0 to 1, got "${arg}"`);
+    }
+  }
+  const resourceAttributes = readKeyValues(env, 'OTEL_RESOURCE_ATTRIBUTES');
+  const serviceName = env.OTEL_SERVICE_NAME?.trim() || resourceAttributes['service.name'] || 'workspace-service';
+  delete resourceAttributes['service.name'];
+  resourceAttributes['workspace.process'] ??= role;
+  return Object.freeze({
+    tracesUrl,
+    protocol,
+    headers: Object.freeze({ ...readKeyValues(env, 'OTEL_EXPORTER_OTLP_HEADERS'), ...readKeyValues(env, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS') }),
+    serviceName,
+    resourceAttributes: Object.freeze(resourceAttributes),
+    sampleRatio,
+    parentBased: sampler.startsWith('parentbased_'),
+    exportTimeoutMs: readDuration(env, 'OTEL_EXPORTER_OTLP_TIMEOUT', '10s'),
+  });
+}
+
+/** A number of seconds; `0` switches the header off. */
+function readHsts(env: Env, publicBaseUrl: string): number | null {
+  const maxAge = readInt(env, 'HSTS_MAX_AGE', 31_536_000, 0, 63_072_000);
+  // Browsers ignore the header over http; sending it there would only mislead whoever reads the responses.
+  return maxAge > 0 && publicBaseUrl.startsWith('https://') ? maxAge : null;
+}
+
+/**
+ * `role` picks the defaults that differ between the processes on one host (METRICS_PORT: 9464 for
+ * `serve`, 9465 for `worker`); one-shot commands read the same variables as `serve`.
+ */
+export function loadConfig(env: Env = process.env, role: ProcessRole = 'serve'): Config {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   const host = readHost(env, 'HOST', '127.0.0.1');
   const dataDir = readDirectory(env, 'DATA_DIR', './data');
@@ -222,8 +328,12 @@ export function loadConfig(env: Env = process.env): Config {
     deletionBatchSize: readInt(env, 'DELETION_BATCH_SIZE', 1000, 1, 10_000),
     logLevel,
     trustProxy: readBool(env, 'TRUST_PROXY', false),
-    metricsPort: readMetricsPort(env, port),
+    metricsPort: readMetricsPort(env, port, role),
     metricsHost: readHost(env, 'METRICS_HOST', '127.0.0.1'),
     metricsToken: readMetricsToken(env),
+    migrateOnStart: readBool(env, 'MIGRATE_ON_START', true),
+    shutdownTimeoutMs: readDuration(env, 'SHUTDOWN_TIMEOUT', '25s', 1000),
+    hstsMaxAgeSeconds: readHsts(env, publicBaseUrl),
+    tracing: readTracing(env, role),
   });
 }

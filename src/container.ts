@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import type { Config } from './config.js';
-import { openDatabase, migrateToLatest, type Database } from './db/database.js';
+import { openDatabase, migrateToLatest, schemaStatus, type Database } from './db/database.js';
 import { createStore, type Store } from './db/store.js';
 import type { HealthChecks } from './http/app.js';
 import { createSignal, type Signal } from './lib/signal.js';
@@ -174,6 +174,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
 
   const health: HealthChecks = {
     database: () => database.ping(),
+    pendingMigrations: async () => (await schemaStatus(database)).pending,
     redis: async () => (shared ? shared.health() : 'disabled'),
   };
 

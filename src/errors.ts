@@ -27,6 +27,8 @@ export class DomainError extends Error {
 
 export const errors = {
   invalidJson: (message = 'request body is not valid JSON') => new DomainError(400, 'invalid_json', message),
+  /** A request malformed at the HTTP level (a duplicate Host, a bad Content-Length): nothing a field names. */
+  badRequest: (message: string) => new DomainError(400, 'bad_request', message),
   validation: (details: ErrorDetail[]) =>
     new DomainError(
       400,

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
-import { migrateToLatest } from './db/database.js';
+import { migrateToLatest, schemaStatus, SchemaBehindError } from './db/database.js';
 import { startDeliveryWorker, type RunningWorker } from './delivery/index.js';
 import { buildApp, type App } from './http/app.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics.js';
@@ -25,12 +25,25 @@ export interface StartOptions {
   logger?: FastifyBaseLogger;
 }
 
-/** Opens the container and applies pending migrations, closing the container again if that fails. */
+/**
+ * Opens the container and applies pending migrations (MIGRATE_ON_START, the default), or only checks that
+ * none is pending (MIGRATE_ON_START=false: the schema is migrated by a separate `workspace migrate` step);
+ * closes the container again if either fails.
+ */
 async function openMigrated(config: Config, options: StartOptions): Promise<Container> {
   const container = await createContainer(config, { logger: options.logger });
   try {
-    const applied = await migrateToLatest(container.database);
-    container.logger.info({ applied, dialect: container.database.dialect }, applied.length ? 'migrations applied' : 'schema up to date');
+    const { dialect } = container.database;
+    if (config.migrateOnStart) {
+      const applied = await migrateToLatest(container.database);
+      container.logger.info({ applied, dialect }, applied.length ? 'migrations applied' : 'schema up to date');
+    } else {
+      const status = await schemaStatus(container.database);
+      if (status.pending.length > 0) throw new SchemaBehindError(status.pending);
+      container.logger.info({ dialect }, 'schema up to date (MIGRATE_ON_START=false: not migrating)');
+    }
+    const { newer } = await schemaStatus(container.database);
+    if (newer.length > 0) container.logger.warn({ newer }, 'the schema was migrated by a newer release; running on it (migrations only add)');
     return container;
   } catch (err) {
     await container.close().catch(() => {});
@@ -38,15 +51,36 @@ async function openMigrated(config: Config, options: StartOptions): Promise<Cont
   }
 }
 
+/**
+ * A listen that failed because the address is taken names the setting to change: two processes on one host
+ * (serve + worker, two serve) collide on a port, and `EADDRINUSE` alone does not say whose.
+ */
+function explainListenError(err: unknown, variable: 'PORT' | 'METRICS_PORT', host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(
+      variable,
+      `is ${port}, but ${host}:${port} is already in use by another process; give each serve and worker on this host its own ${variable}` +
+        (variable === 'METRICS_PORT' ? ' (0 picks a free port, off opens no metrics listener)' : ''),
+    );
+  }
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') return new ConfigError(variable, `is ${port}, but this process cannot listen on ${host}:${port} (${code})`);
+  return err;
+}
+
 /** The separate /metrics listener (src/http/metrics.ts), or null when METRICS_PORT=off. */
-function openMetrics(config: Config, container: Container): Promise<MetricsListener | null> {
-  if (config.metricsPort === null) return Promise.resolve(null);
-  return startMetricsListener(container.metrics, {
-    port: config.metricsPort,
-    host: config.metricsHost,
-    token: config.metricsToken,
-    logger: container.logger,
-  });
+async function openMetrics(config: Config, container: Container): Promise<MetricsListener | null> {
+  if (config.metricsPort === null) return null;
+  try {
+    return await startMetricsListener(container.metrics, {
+      port: config.metricsPort,
+      host: config.metricsHost,
+      token: config.metricsToken,
+      logger: container.logger,
+    });
+  } catch (err) {
+    throw explainListenError(err, 'METRICS_PORT', config.metricsHost, config.metricsPort);
+  }
 }
 
 function once(work: () => Promise<void>): () => Promise<void> {
@@ -66,7 +100,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let worker: RunningWorker | null = null;
   try {
     app = await buildApp(container);
-    const address = await app.listen({ port: config.port, host: config.host });
+    const address = await app.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
+      throw explainListenError(err, 'PORT', config.host, config.port);
+    });
     metrics = await openMetrics(config, container);
     worker = await startDeliveryWorker(container);
     const metricsAddress = metrics?.address ?? null;
@@ -121,15 +157,13 @@ export async function startWorker(config: Config, options: StartOptions = {}): P
   };
 }
 
-/** How long a graceful shutdown may take before the process gives up and exits with 1. */
-const SHUTDOWN_DEADLINE_MS = 20_000;
-
 /**
  * Waits for SIGTERM or SIGINT, then shuts `running` down gracefully and resolves with the exit code
- * (0 after a clean stop). A second signal, or a shutdown past the deadline, exits at once with 1.
+ * (0 after a clean stop). A second signal, or a shutdown past SHUTDOWN_TIMEOUT, exits at once with 1.
  */
 export function untilSignal(running: Running): Promise<number> {
   const { logger } = running.container;
+  const deadlineMs = running.container.config.shutdownTimeoutMs;
   return new Promise((resolve) => {
     // Signal listeners do not keep Node alive, and a worker may have nothing else pending between polls.
     const keepAlive = setInterval(() => {}, 1 << 30);
@@ -142,9 +176,9 @@ export function untilSignal(running: Running): Promise<number> {
       stopping = true;
       logger.info({ signal }, 'shutting down');
       const deadline = setTimeout(() => {
-        logger.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'shutdown did not finish in time: exiting');
+        logger.error({ deadlineMs }, 'shutdown did not finish in time: exiting');
         process.exit(1);
-      }, SHUTDOWN_DEADLINE_MS);
+      }, deadlineMs);
       deadline.unref();
       running.close().then(
         () => {

@@ -32,6 +32,9 @@ describe('metrics configuration', () => {
     expect(config.metricsPort).toBe(9464);
     expect(config.metricsHost).toBe('127.0.0.1');
     expect(config.metricsToken).toBeNull();
+    // The worker's own default, so serve and worker start side by side on one host.
+    expect(loadConfig({ DATA_DIR: scratch }, 'worker').metricsPort).toBe(9465);
+    expect(loadConfig({ DATA_DIR: scratch, METRICS_PORT: '9100' }, 'worker').metricsPort).toBe(9100);
   });
 
   it('reads METRICS_PORT (0 for any free port, off for none), METRICS_HOST and METRICS_TOKEN', () => {
@@ -170,7 +173,7 @@ describe('the metrics listener of serve and worker (in process)', () => {
     const first = await startServer(config(), { logger: silent });
     running.push(first);
     const busy = new URL(first.metricsAddress!).port;
-    await expect(startServer(config({ METRICS_PORT: busy }), { logger: silent })).rejects.toThrow(/EADDRINUSE/);
+    await expect(startServer(config({ METRICS_PORT: busy }), { logger: silent })).rejects.toThrow(`METRICS_PORT is ${busy}, but 127.0.0.1:${busy} is already in use`);
   });
 });
 

@@ -71,7 +71,7 @@ describe.each(testDialects())('Redis outage under traffic (%s)', (dialect) => {
     await waitFor(async () => (await redisState()).checks.redis === 'degraded', 'readyz to report the outage');
     const degraded = await env.request('GET', '/readyz');
     expect(degraded.status).toBe(200);
-    expect(degraded.body).toEqual({ status: 'degraded', checks: { database: 'ok', redis: 'degraded' } });
+    expect(degraded.body).toEqual({ status: 'degraded', checks: { database: 'ok', schema: 'ok', redis: 'degraded' } });
 
     // A fresh key: the in-process limiter enforces the limit on this instance.
     const during = await org.member('member', 'read');

@@ -219,7 +219,7 @@ describe.each(testDialects())('rate limit over HTTP with REDIS_URL (%s)', (diale
   it('readyz reports Redis ok', async () => {
     const res = await env.request('GET', '/readyz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'ok' } });
+    expect(res.body).toEqual({ status: 'ok', checks: { database: 'ok', schema: 'ok', redis: 'ok' } });
   });
 });
 
@@ -254,6 +254,6 @@ describe.each(testDialects())('rate limit with REDIS_URL pointing at nothing (%s
   it('readyz stays 200 and reports the degradation', async () => {
     const res = await env.request('GET', '/readyz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'degraded', checks: { database: 'ok', redis: 'degraded' } });
+    expect(res.body).toEqual({ status: 'degraded', checks: { database: 'ok', schema: 'ok', redis: 'degraded' } });
   });
 });

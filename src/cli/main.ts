@@ -13,6 +13,7 @@
 import { commandHelp, groupHelp, parseCommandArgs, resolveCommand, topHelp, wantsHelp, wantsJson, PROGRAM } from './args.js';
 import { UsageError, type CommandEntry } from './command.js';
 import { deliveriesGroup } from './commands/deliveries.js';
+import { healthcheckCommand } from './commands/healthcheck.js';
 import { keyGroup } from './commands/key.js';
 import { migrateCommand } from './commands/migrate.js';
 import { orgGroup } from './commands/org.js';
@@ -27,6 +28,7 @@ export const registry: readonly CommandEntry[] = [
   serveCommand,
   workerCommand,
   migrateCommand,
+  healthcheckCommand,
   orgGroup,
   userGroup,
   keyGroup,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
   CompiledQuery,
+  sql,
   Kysely,
   Migrator,
   PostgresDialect,
@@ -196,7 +197,79 @@ export function openDatabase(options: DatabaseOptions): Database {
   return openSqlite(options.sqliteFile ?? path.join(options.dataDir, 'workspace.db'));
 }
 
+/** Where the schema stands against this release's migrations (CONTRACT 12, `migrate --check`). */
+export interface SchemaStatus {
+  /** Applied, in order. */
+  readonly applied: string[];
+  /** This release's migrations not yet applied: the schema is behind. */
+  readonly pending: string[];
+  /** Applied by a newer release and unknown here: allowed, since migrations only add (docs/deployment.md). */
+  readonly newer: string[];
+}
+
+const MIGRATION_TABLE = 'kysely_migration';
+
+async function appliedMigrations(db: Kysely<DB>, dialect: SqlDialect): Promise<string[]> {
+  const exists =
+    dialect === 'postgres'
+      ? (await sql<{ present: boolean }>`select to_regclass(${MIGRATION_TABLE}) is not null as present`.execute(db)).rows[0]?.present
+      : (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name = ${MIGRATION_TABLE}`.execute(db)).rows.length > 0;
+  if (!exists) return [];
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)} order by name`.execute(db);
+  return rows.map((r) => r.name);
+}
+
+/** Reads the applied migrations and compares them with this release's list; changes nothing. */
+export async function schemaStatus(database: Pick<Database, 'db' | 'dialect'>): Promise<SchemaStatus> {
+  const [applied, known] = await Promise.all([
+    appliedMigrations(database.db, database.dialect),
+    migrationProvider(database.dialect).getMigrations().then(Object.keys),
+  ]);
+  const done = new Set(applied);
+  const knownSet = new Set(known);
+  return { applied, pending: known.filter((name) => !done.has(name)), newer: applied.filter((name) => !knownSet.has(name)) };
+}
+
+/**
+ * The SQLite file's status without creating it: `migrate --check` on a fresh DATA_DIR reports every migration
+ * pending and leaves nothing behind. Null when the file exists (open it and ask `schemaStatus`).
+ */
+export async function missingSqliteStatus(options: DatabaseOptions): Promise<SchemaStatus | null> {
+  if (options.databaseUrl) return null;
+  const file = options.sqliteFile ?? path.join(options.dataDir, 'workspace.db');
+  if (fs.existsSync(file)) return null;
+  const known = Object.keys(await migrationProvider('sqlite').getMigrations());
+  return { applied: [], pending: known, newer: [] };
+}
+
+/** The schema lacks migrations this release needs; `serve`/`worker` with MIGRATE_ON_START=false stop on it. */
+export class SchemaBehindError extends Error {
+  constructor(readonly pending: readonly string[]) {
+    super(
+      `the database schema is behind this release: ${pending.length} migration(s) pending (${pending.join(', ')}). ` +
+        'Run `workspace migrate` first (MIGRATE_ON_START=false is set, so this process does not migrate)',
+    );
+    this.name = 'SchemaBehindError';
+  }
+}
+
+/**
+ * Applies this release's pending migrations. A schema that a newer release already moved on is left as it is
+ * (Kysely's migrator would refuse it as "corrupted"): that is release N-1 restarting during a rolling update,
+ * and migrations only add, so it runs on N's schema.
+ */
 export async function migrateToLatest(database: Database): Promise<string[]> {
+  const status = await schemaStatus(database);
+  if (status.newer.length > 0) {
+    if (status.pending.length > 0) {
+      throw new Error(
+        `the database schema has migrations this release does not know (${status.newer.join(', ')}) and lacks some it needs ` +
+          `(${status.pending.join(', ')}); it was migrated by a different line of releases`,
+      );
+    }
+    return [];
+  }
+  if (status.pending.length === 0) return [];
   // The serving pool's statement timeout protects requests; a migration building an index on a large table
   // must not hit it, so on PostgreSQL migrations run on their own connection without one.
   const pool = database.pgPool

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -26,6 +27,8 @@ import { compileValidator, toDetails } from './validation.js';
 
 export interface HealthChecks {
   database(): Promise<void>;
+  /** This release's migrations the database lacks; any makes the instance not ready. */
+  pendingMigrations(): Promise<readonly string[]>;
   /** 'disabled' without REDIS_URL; 'degraded' when configured but not answering. */
   redis(): Promise<'ok' | 'degraded' | 'disabled'>;
 }
@@ -62,6 +65,42 @@ const MAX_PARAM_LENGTH = 512;
 function sendError(reply: FastifyReply, domain: DomainError): FastifyReply {
   if (domain.headers) reply.headers(domain.headers);
   return reply.code(domain.status).type('application/json; charset=utf-8').send(domain.toBody());
+}
+
+/**
+ * What Node's HTTP parser refuses before any request exists (a bad Content-Length, Content-Length with
+ * Transfer-Encoding, a request line it cannot read) gets the contract's JSON body rather than Fastify's own
+ * shape, and the connection closes: after a framing error nothing else on it can be trusted.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, label, domain] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', new DomainError(408, 'request_timeout', 'the request was not received in time')]
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', new DomainError(431, 'headers_too_large', 'the request headers are too large')]
+        : [400, 'Bad Request', errors.badRequest('the HTTP request is malformed and cannot be read')];
+  const body = JSON.stringify(domain.toBody());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${label}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${newId('req')}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** More than one Host header is refused (RFC 9112 3.2): proxies and the service could disagree on which one counts. */
+function hasDuplicateHost(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
 }
 
 /** The URL as logged: a path parameter that is a credential (an invitation token) is masked. */
@@ -117,6 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Fastify answers these before routing, in its own body; the contract's body instead. A path that
     // cannot be decoded or a parameter beyond any id's length names nothing that exists: 404.
+    clientErrorHandler,
     frameworkErrors: (error, request, reply) => {
       const known = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH';
       if (!known) request.log.error({ err: error }, 'request failed');
@@ -151,8 +191,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   // Callback-style hooks on every request: no promise per hook (measured in docs/benchmarks.md).
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (hasDuplicateHost(request.raw.rawHeaders)) return done(errors.badRequest('the request has more than one Host header'));
+    done();
+  });
+  const hsts = config.hstsMaxAgeSeconds === null ? null : `max-age=${config.hstsMaxAgeSeconds}; includeSubDomains`;
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
+    // API answers are never stored by a cache on the way: some carry a webhook's signing secret or a new key.
+    if (request.url.startsWith('/v1')) reply.header('cache-control', 'no-store');
+    if (hsts !== null) reply.header('strict-transport-security', hsts);
     done(null, payload);
   });
 
@@ -183,7 +232,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       // Discovery and CORS-style preflight: no authentication, no body, just what the path accepts.
       return reply.code(204).header('allow', allow.join(', ')).send();
     }
-    return sendError(reply, allow.length > 0 ? errors.methodNotAllowed(allow) : errors.notFound('route'));
+    // A route of this very method that sent its request here (a static file route whose file is missing)
+    // found nothing: 404, not 405.
+    const methodRouted = (routed as readonly string[]).includes(request.method);
+    return sendError(reply, allow.length > 0 && !methodRouted ? errors.methodNotAllowed(allow) : errors.notFound('route'));
   });
 
   await app.register(swagger, {
@@ -253,14 +305,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     let database: 'ok' | 'unavailable' = 'ok';
+    let schema: 'ok' | 'behind' | 'unknown' = 'unknown';
+    let pending: readonly string[] = [];
     try {
       await deps.health.database();
+      // Behind means this code would query tables or columns that are not there: not ready, whatever else holds.
+      pending = await deps.health.pendingMigrations();
+      schema = pending.length > 0 ? 'behind' : 'ok';
     } catch {
       database = 'unavailable';
     }
     const redis = await deps.health.redis().catch(() => 'degraded' as const);
-    const status = database === 'ok' ? (redis === 'degraded' ? 'degraded' : 'ok') : 'unavailable';
-    return reply.code(database === 'ok' ? 200 : 503).send({ status, checks: { database, redis } });
+    const ready = database === 'ok' && schema === 'ok';
+    const status = ready ? (redis === 'degraded' ? 'degraded' : 'ok') : 'unavailable';
+    const body = { status, checks: { database, schema, redis }, ...(pending.length > 0 ? { pending_migrations: pending } : {}) };
+    return reply.code(ready ? 200 : 503).send(body);
   });
 
   return app as unknown as App;

@@ -74,6 +74,10 @@ export function safeDashboardPath(value: unknown): string | null {
   if (typeof value !== 'string' || value.length > 2048) return null;
   if (!/^\/dashboard(?:[/?#]|$)/.test(value) || value.includes('\\') || value.startsWith('//')) return null;
   if (hasControlCharacter(value)) return null;
+  // A dot segment lets the browser climb out of /dashboard: `/dashboard/..//evil.example` resolves to
+  // `//evil.example`, another site. Refused however it is spelt (`.`, `..`, `%2e`, `%2E%2e`).
+  const pathPart = value.split(/[?#]/, 1)[0]!;
+  if (pathPart.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) return null;
   return value;
 }
 
