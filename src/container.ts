@@ -42,6 +42,7 @@ import { createLifecycleService } from './services/lifecycle-service.js';
 import { createDeletionService } from './services/deletion-service.js';
 import { createExportsService } from './services/exports-service.js';
 import { createStripeBilling, type StripeApiOptions, type StripeBilling } from './billing/stripe-billing.js';
+import { noTracing, type Tracing } from './tracing/tracing.js';
 
 /**
  * The composition root: config in, every long-lived part out, wired by hand. `serve`, `worker`, the
@@ -63,6 +64,8 @@ export interface Container {
   metrics: Metrics;
   /** Set when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are: the webhook route and the customer portal. */
   stripe: StripeBilling | null;
+  /** OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise `noTracing`, which costs nothing. */
+  tracing: Tracing;
   close(): Promise<void>;
 }
 
@@ -89,18 +92,25 @@ export function createLogger(config: Config): FastifyBaseLogger {
 export async function createContainer(config: Config, options: ContainerOptions = {}): Promise<Container> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config);
+  // The SDK is loaded only when tracing is configured: off, not one OpenTelemetry module is imported.
+  const otel = config.tracing ? (await import('./tracing/otel.js')).createOtelTracing(config.tracing, logger) : null;
+  const tracing: Tracing = otel ?? noTracing;
   const database = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
     sqliteFile: options.sqliteFile,
   });
+  if (otel && database.pgPool && config.databaseUrl) {
+    const url = new URL(config.databaseUrl);
+    otel.instrumentPg(database.pgPool, { database: url.pathname.slice(1) || undefined, host: url.hostname, port: Number(url.port) || 5432 });
+  }
   if (options.migrate) await migrateToLatest(database);
   // On PostgreSQL a wake also reaches workers in other processes (NOTIFY), so new events start at once.
   const pgWaker =
     database.pgPool && config.databaseUrl ? createPgWakeRelay({ pool: database.pgPool, connectionString: config.databaseUrl, logger }) : null;
   const waker: Signal = pgWaker ?? createSignal();
-  const store = createStore(database, waker);
+  const store = createStore(database, waker, otel ? () => otel.activeTraceparent() : undefined);
   // Principals are cached in every mode; what tells the cache about changes differs (docs/decisions.md,
   // "Issue 11"): on SQLite the change counter every process shares through the file (Redis or not); on
   // PostgreSQL Redis pub/sub when REDIS_URL is set, otherwise LISTEN/NOTIFY. Each announces a change before
@@ -191,6 +201,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     authEvents,
     metrics,
     stripe,
+    tracing,
     async close() {
       mailer.close();
       await apiKeys.flush();
@@ -199,6 +210,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
       await pgAuthEvents?.close();
       await pgWaker?.close();
       await database.close();
+      // Last: the spans of everything above (the final requests, deliveries and queries) are exported.
+      await tracing.shutdown();
     },
   };
 }

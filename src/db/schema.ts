@@ -348,6 +348,8 @@ export interface EventsTable {
   /** The final serialised envelope: these exact bytes are what every attempt sends. */
   body: string;
   occurred_at: number;
+  /** W3C `traceparent` of the operation that recorded it; its deliveries continue that trace. Null: untraced. */
+  trace_parent: string | null;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';

@@ -22,13 +22,17 @@ export interface Store {
   transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
 }
 
-export function createStore(database: Database, waker?: { wake(): void }): Store {
+/**
+ * `traceParent` reads the caller's active trace context (tracing on); the unit of work carries it to the
+ * events it records (events-repo.ts).
+ */
+export function createStore(database: Database, waker?: { wake(): void }, traceParent?: () => string | null): Store {
   const { db, dialect, direct, groupCommit } = database;
   return {
     dialect,
     repos: createRepositories({ db, dialect, direct }),
     async transaction(work) {
-      const unit: UnitOfWork = { workCreated: 0 };
+      const unit: UnitOfWork = { workCreated: 0, traceParent: traceParent ? traceParent() : null };
       if (groupCommit) return groupCommit.run((trx) => work(createRepositories({ db: trx, dialect, unit })), unit, waker);
       const result = await db.transaction().execute((trx) => work(createRepositories({ db: trx, dialect, unit })));
       if (unit.workCreated > 0) waker?.wake();

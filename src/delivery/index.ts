@@ -51,6 +51,7 @@ export async function startDeliveryWorker(container: Container, options: StartDe
       dispatcher,
       queue,
       onAttemptFinished: (outcome) => container.metrics.deliveryAttempt(outcome),
+      tracing: container.tracing,
       housekeeping: [
         { name: 'audit log', run: () => container.services.audit.prune() },
         { name: 'expired sessions', run: () => container.services.sessions.prune() },
@@ -63,7 +64,7 @@ export async function startDeliveryWorker(container: Container, options: StartDe
   );
   const replays = startReplayRunner({ replayJobs: container.services.replayJobs, waker: container.waker, logger, pollMs: options.pollIntervalMs });
   const runEngine = startRunEngine(
-    { runs: container.services.runs, waker: container.waker, logger, clock: container.clock, parallelDefault: store.dialect === 'postgres' ? 8 : 1 },
+    { runs: container.services.runs, waker: container.waker, logger, clock: container.clock, parallelDefault: store.dialect === 'postgres' ? 8 : 1, tracing: container.tracing },
     { leaseMs: config.workflowLeaseMs, ...(options.pollIntervalMs !== undefined ? { pollMs: options.pollIntervalMs } : {}), ...options.runs },
   );
   const lifecycle = startLifecycleJob(container, { pollMs: options.pollIntervalMs });

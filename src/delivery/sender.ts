@@ -15,6 +15,8 @@ export interface AttemptRequest {
   eventId: string;
   deliveryId: string;
   attemptNumber: number;
+  /** W3C trace context for the receiver (the delivery span, or the event's stored context); none when untraced. */
+  traceparent?: string | null;
 }
 
 export interface AttemptResult {
@@ -43,6 +45,7 @@ export function deliveryHeaders(req: AttemptRequest, bytes: Buffer): Record<stri
     'x-service-delivery-id': req.deliveryId,
     'x-service-delivery-attempt': String(req.attemptNumber),
     'x-service-signature': signBody(req.secret, bytes),
+    ...(req.traceparent ? { traceparent: req.traceparent } : {}),
   };
 }
 

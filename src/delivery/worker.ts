@@ -10,8 +10,19 @@ import { newId } from '../lib/ids.js';
 import type { Signal } from '../lib/signal.js';
 import type { AttemptOutcome } from '../lib/metrics.js';
 import { HOUR_MS, type Clock } from '../lib/time.js';
-import { sendAttempt, type AttemptResult } from './sender.js';
+import type { Tracing } from '../tracing/tracing.js';
+import { sendAttempt, type AttemptRequest, type AttemptResult } from './sender.js';
 import { createWakeTimer } from '../lib/wake-timer.js';
+
+/** A subscription URL as a span shows it: no query string or credentials, which may carry secrets. */
+function safeUrl(url: string): { full: string; host: string; port: number } | null {
+  try {
+    const u = new URL(url);
+    return { full: `${u.protocol}//${u.host}${u.pathname}`, host: u.hostname, port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80) };
+  } catch {
+    return null;
+  }
+}
 
 /** Hours of the attempts-per-hour roll-up kept (31 days). */
 const HOURLY_RETENTION_HOURS = 31 * 24;
@@ -32,6 +43,8 @@ export interface DeliveryWorkerDeps {
    * returns how many rows it removed and is logged as `delivery worker: pruned <name>`.
    */
   housekeeping?: readonly { name: string; run: () => Promise<number> }[];
+  /** Each attempt is a span continuing its event's trace (off: no span, the stored context is passed on). */
+  tracing?: Tracing;
 }
 
 /** An attempt sent, its outcome waiting to be recorded. */
@@ -78,7 +91,7 @@ export interface DeliveryWorker {
  * events), when enough slots are free, at the earliest due retry, and every poll interval.
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryWorkerTuning = {}): DeliveryWorker {
-  const { config, store, clock, logger, dispatcher } = deps;
+  const { config, store, clock, logger, dispatcher, tracing } = deps;
   const queue = deps.queue ?? storeDeliveryQueue(store);
   const owner = tuning.workerId ?? `wkr_${randomBytes(8).toString('hex')}`;
   const pollMs = tuning.pollIntervalMs ?? 1000;
@@ -238,20 +251,44 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
     for (const item of starting) start(item);
   }
 
+  /**
+   * One attempt, traced when tracing is on: a client span whose parent is the trace context stored with the
+   * event (the request that caused it), and whose own context travels to the receiver in `traceparent`.
+   */
+  function attempt(item: ClaimedDelivery, attemptNumber: number): Promise<AttemptResult> {
+    const request: AttemptRequest = {
+      url: item.url,
+      secret: item.secret,
+      body: item.body,
+      eventType: item.event_type,
+      eventId: item.event_id,
+      deliveryId: item.id,
+      attemptNumber,
+      traceparent: item.trace_parent,
+    };
+    if (!tracing?.enabled) return sendAttempt(request, sendOptions);
+    const target = safeUrl(item.url);
+    const attributes = {
+      'http.request.method': 'POST',
+      ...(target ? { 'url.full': target.full, 'server.address': target.host, 'server.port': target.port } : {}),
+      'webhook.id': item.webhook_id,
+      'webhook.event': item.event_type,
+      'webhook.event_id': item.event_id,
+      'webhook.delivery_id': item.id,
+      'webhook.attempt': attemptNumber,
+      'workspace.organization_id': item.org_id,
+    };
+    return tracing.span(`POST webhook ${item.event_type}`, { kind: 'client', parent: item.trace_parent, attributes }, async (span) => {
+      const result = await sendAttempt({ ...request, traceparent: span.traceparent ?? item.trace_parent }, sendOptions);
+      if (result.status !== null) span.setAttributes({ 'http.response.status_code': result.status });
+      if (!result.success) span.fail(result.error ?? 'delivery failed');
+      return result;
+    });
+  }
+
   function start(item: ClaimedDelivery): void {
     const attemptNumber = item.attempt_count + 1;
-    const send = sendAttempt(
-      {
-        url: item.url,
-        secret: item.secret,
-        body: item.body,
-        eventType: item.event_type,
-        eventId: item.event_id,
-        deliveryId: item.id,
-        attemptNumber,
-      },
-      sendOptions,
-    )
+    const send = attempt(item, attemptNumber)
       .then((result) => {
         sends.delete(send);
         const left = (perWebhook.get(item.webhook_id) ?? 1) - 1;

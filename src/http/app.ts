@@ -24,6 +24,7 @@ import { finishDocument } from './openapi/document.js';
 import { routes } from './routes/index.js';
 import { stripeWebhookRoutes } from './routes/stripe-webhook.js';
 import { compileValidator, toDetails } from './validation.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 export interface HealthChecks {
   database(): Promise<void>;
@@ -46,6 +47,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Set when Stripe is configured: its webhook route and the Billing page's customer portal. */
   stripe?: StripeBilling | null;
+  /** With tracing on, a span per request (registered before every route and hook). */
+  tracing?: Tracing;
 }
 
 export type App = FastifyInstance<
@@ -164,6 +167,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return sendError(reply, known ? errors.notFound('resource') : errors.internal());
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // First, so that it sees every route and hook registered after it.
+  if (deps.tracing?.fastifyPlugin) await app.register(deps.tracing.fastifyPlugin);
 
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
   // Only JSON bodies are accepted: everything else is 415.

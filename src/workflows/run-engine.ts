@@ -4,6 +4,7 @@ import type { Signal } from '../lib/signal.js';
 import { createCoalescedRunner, createWakeTimer } from '../lib/wake-timer.js';
 import type { Clock } from '../lib/time.js';
 import type { RunsService } from '../services/runs-service.js';
+import { noTracing, type Tracing } from '../tracing/tracing.js';
 
 export interface RunEngineOptions {
   /** Identifies this process's leases; default random. */
@@ -32,8 +33,12 @@ export interface RunEngine {
  * in the database falls due, or for the poll interval. Nothing lives only in memory: a process killed at
  * any moment leaves leases that expire, and the next worker carries on.
  */
-export function startRunEngine(deps: { runs: RunsService; waker: Signal; logger: FastifyBaseLogger; clock: Clock; parallelDefault: number }, options: RunEngineOptions = {}): RunEngine {
+export function startRunEngine(
+  deps: { runs: RunsService; waker: Signal; logger: FastifyBaseLogger; clock: Clock; parallelDefault: number; tracing?: Tracing },
+  options: RunEngineOptions = {},
+): RunEngine {
   const { runs, waker, logger, clock } = deps;
+  const tracing = deps.tracing ?? noTracing;
   const owner = options.workerId ?? `run_${randomBytes(8).toString('hex')}`;
   const leaseMs = options.leaseMs ?? 30_000;
   const batchSize = options.batchSize ?? 100;
@@ -49,7 +54,16 @@ export function startRunEngine(deps: { runs: RunsService; waker: Signal; logger:
       while (!stopped && next < keys.length) {
         const key = keys[next++]!;
         try {
-          if (await runs.advance(owner, key)) advanced += 1;
+          // A span per step transition (tracing on): its queries, and the events it records, belong to it.
+          const moved = tracing.enabled
+            ? await tracing.span('workflow run step', { attributes: { 'workflow.run.id': key.id, 'workspace.organization_id': key.org_id } }, (span) =>
+                runs.advance(owner, key).then((done) => {
+                  span.setAttributes({ 'workflow.run.advanced': done });
+                  return done;
+                }),
+              )
+            : await runs.advance(owner, key);
+          if (moved) advanced += 1;
         } catch (err) {
           // The lease stays: the run is tried again when it expires.
           logger.error({ err, run_id: key.id }, 'run engine: advancing a run failed; it is retried after its lease');

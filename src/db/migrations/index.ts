@@ -8,6 +8,7 @@ import { deliveryHistoryMigration } from './005-delivery-history.js';
 import { workflowRunsMigration } from './006-workflow-runs.js';
 import { lifecycleMigration } from './007-lifecycle.js';
 import { authChangesMigration } from './008-auth-changes.js';
+import { eventTraceContextMigration } from './009-event-trace-context.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -25,6 +26,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '006_workflow_runs': workflowRunsMigration(dialect),
         '007_lifecycle': lifecycleMigration(dialect),
         '008_auth_changes': authChangesMigration(dialect),
+        '009_event_trace_context': eventTraceContextMigration(),
       };
     },
   };

@@ -132,6 +132,7 @@ const claimedQuery = (db: Executor, seq: number, owner: string) =>
       'd.failure_count',
       'd.replay_requested_at',
       'e.body',
+      'e.trace_parent',
       'w.url',
       'w.secret',
     ])
@@ -232,6 +233,8 @@ export interface ClaimedDelivery {
   failure_count: number;
   replay_requested_at: number | null;
   body: string;
+  /** The recording operation's trace context: each attempt continues it (a `traceparent` header). */
+  trace_parent: string | null;
   url: string;
   secret: string;
 }

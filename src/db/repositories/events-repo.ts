@@ -4,8 +4,8 @@ import type { Executor, RepoContext } from './executor.js';
 import { prepared } from './prepared.js';
 
 // Every create, update and delete records one (compiled once: prepared.ts).
-const insertEventRow = prepared(5, (db, id: string, orgId: string, type: string, body: string, occurredAt: number) =>
-  db.insertInto('events').values({ id, org_id: orgId, type, body, occurred_at: occurredAt }),
+const insertEventRow = prepared(6, (db, id: string, orgId: string, type: string, body: string, occurredAt: number, traceParent: string | null) =>
+  db.insertInto('events').values({ id, org_id: orgId, type, body, occurred_at: occurredAt, trace_parent: traceParent }),
 );
 
 const raw = <R>(db: Executor, query: RawBuilder<R>): Compilable<R> => ({ compile: () => query.compile(db) });
@@ -19,12 +19,12 @@ const raw = <R>(db: Executor, query: RawBuilder<R>): Compilable<R> => ({ compile
  * from the caller (newId, as every id); a subscription past the ids given is returned in `overflow`.
  */
 const recordPostgres = prepared(
-  6,
-  (db, id: string, orgId: string, type: string, body: string, occurredAt: number, deliveryIds: string[]) =>
+  7,
+  (db, id: string, orgId: string, type: string, body: string, occurredAt: number, deliveryIds: string[], traceParent: string | null) =>
     raw(
       db,
       sql<{ matched: number; overflow: string[] | null }>`with inserted_event as (
-  insert into events (id, org_id, type, body, occurred_at) values (${id}, ${orgId}, ${type}, ${body}, ${occurredAt})
+  insert into events (id, org_id, type, body, occurred_at, trace_parent) values (${id}, ${orgId}, ${type}, ${body}, ${occurredAt}, ${traceParent})
 ), listening as (
   select id, seq from webhooks where org_id = ${orgId} and events::jsonb ? ${type} for share
 ), numbered as (
@@ -116,19 +116,21 @@ export function eventsRepository(ctx: RepoContext) {
     /**
      * The outbox write: the event row and one pending delivery per subscription of the organisation
      * listening to its type at this moment, in subscription order. Returns the number of deliveries.
-     * Called inside the caller's transaction, so all of it commits or rolls back with the change.
+     * Called inside the caller's transaction, so all of it commits or rolls back with the change. The event
+     * keeps the trace context the unit of work began in (store.ts), for its deliveries.
      */
-    async insertEvent(event: Omit<EventRow, 'seq'>, newDeliveryId: () => string): Promise<number> {
+    async insertEvent(input: Omit<EventRow, 'seq' | 'trace_parent'>, newDeliveryId: () => string): Promise<number> {
+      const event: Omit<EventRow, 'seq'> = { ...input, trace_parent: ctx.unit?.traceParent ?? null };
       const key = hintKey(event.org_id, event.type);
       const ids = Array.from({ length: (listenerHints.get(key) ?? 0) + (ctx.dialect === 'sqlite' ? 1 : 0) }, newDeliveryId);
       let deliveries: number;
       if (ctx.dialect === 'postgres') {
-        const result = await recordPostgres.first(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, ids);
+        const result = await recordPostgres.first(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, ids, event.trace_parent);
         if (!result) throw new Error('recording an event returned no row');
         deliveries = result.matched;
         await insertMore(event, result.overflow ?? [], newDeliveryId);
       } else {
-        await insertEventRow.all(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at);
+        await insertEventRow.all(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, event.trace_parent);
         deliveries = (await fanOutSqlite.all(ctx, event.org_id, event.id, event.type, event.occurred_at, JSON.stringify(ids))).length;
         // One id more than the hint is given, so a full batch means there may be more listeners.
         if (deliveries === ids.length) {

@@ -17,6 +17,11 @@ export interface RepoContext {
 export interface UnitOfWork {
   /** Work for the workers (pending deliveries, due runs, replay jobs); the store wakes them after commit when above zero. */
   workCreated: number;
+  /**
+   * The trace context of whoever began the unit (a request, a run step), captured at `store.transaction`:
+   * on SQLite the unit runs inside a shared commit, in another caller's async context. Null when untraced.
+   */
+  readonly traceParent: string | null;
 }
 
 export interface DirectSqlite {
