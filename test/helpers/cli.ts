@@ -74,7 +74,9 @@ export interface ServeProcess {
  * is ready, with the address it logged.
  */
 export function startServe(env: Record<string, string>, command = 'serve'): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, command], { env: cliEnv({ PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  // WORKSPACE_BIN: another build's entry point (the rolling-update test runs the previous release).
+  const { WORKSPACE_BIN: bin = BIN, ...rest } = env;
+  const child = spawn(process.execPath, [bin, command], { env: cliEnv({ PORT: '0', ...rest }), stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let stderr = '';
   let partial = '';
