@@ -115,6 +115,18 @@ describe.each(testDialects())('traces (%s)', (dialect: TestDialect) => {
     expect(request.parentSpanId).toBe('');
   });
 
+  it('a caller that sampled its trace out: nothing is recorded, yet the delivery still carries that trace', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const created = await world.call('POST', '/v1/projects', { name: 'Sampled out' }, { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-00` });
+    const delivery = await waitFor('the delivery', () => deliveriesOf(hookPath, 'project.created').find((r) => r.body.toString().includes(created.body.id)));
+    const sent = parseTraceparent(delivery.headers.traceparent as string)!;
+    expect(sent.traceId).toBe(traceId);
+    expect(sent.flags).toBe(0);
+    // Spans are exported every second: two seconds later, still none of this trace (request, queries, delivery).
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(spansOf(traceId)).toEqual([]);
+  });
+
   it('a workflow run step is a span, and the task.assigned it fires continues its trace', async () => {
     const project = await world.call('POST', '/v1/projects', { name: 'With a workflow' });
     const env = world.world.env;

@@ -159,7 +159,8 @@ export function createOtelTracing(config: TracingConfig, logger: FastifyBaseLogg
           const text = typeof first === 'string' ? first : typeof first?.text === 'string' ? first.text : null;
           // Only inside a traced operation (a request, a delivery, a run step): the worker's polls and the
           // listeners' heartbeats outside one would each become a trace of their own.
-          if (text === null || !trace.getSpan(context.active())) return original.apply(this, args);
+          // A parent that is not recording (a trace sampled out) makes its queries free too.
+          if (text === null || !trace.getSpan(context.active())?.isRecording()) return original.apply(this, args);
           const operation = operationOf(text);
           const span = tracer.startSpan(operation, {
             kind: SpanKind.CLIENT,
