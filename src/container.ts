@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, migrateToLatest, schemaStatus, type Database } from './db/database.js';
 import { createStore, type Store } from './db/store.js';
-import type { HealthChecks } from './http/app.js';
+import type { HealthChecks } from './http/app-deps.js';
 import { createSignal, type Signal } from './lib/signal.js';
 import { systemClock, type Clock } from './lib/time.js';
 import { createMailer } from './mail/mailer.js';

@@ -1,19 +1,14 @@
 import { isUtf8 } from 'node:buffer';
 import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { App, AppDeps } from './app-deps.js';
 import FindMyWay from 'find-my-way';
-import type { StripeBilling } from '../billing/stripe-billing.js';
-import type { Config } from '../config.js';
 import { DomainError, errors } from '../errors.js';
 import { databaseUnavailableError, isDatabaseUnavailable } from '../db/availability.js';
 import { newId } from '../lib/ids.js';
-import type { Metrics } from '../lib/metrics.js';
 import { hasControlCharacter, isStorableText } from '../lib/text.js';
-import type { Clock } from '../lib/time.js';
-import type { RateLimiter } from '../rate-limit/rate-limiter.js';
-import type { Services } from '../services/index.js';
 import { dashboardPlugin } from './dashboard/plugin.js';
 import { registerDocsUi } from './docs-ui.js';
 import { registerAuth } from './hooks/auth.js';
@@ -24,40 +19,8 @@ import { finishDocument } from './openapi/document.js';
 import { routes } from './routes/index.js';
 import { stripeWebhookRoutes } from './routes/stripe-webhook.js';
 import { compileValidator, toDetails } from './validation.js';
-import type { Tracing } from '../tracing/tracing.js';
 
-export interface HealthChecks {
-  database(): Promise<void>;
-  /** This release's migrations the database lacks; any makes the instance not ready. */
-  pendingMigrations(): Promise<readonly string[]>;
-  /** 'disabled' without REDIS_URL; 'degraded' when configured but not answering. */
-  redis(): Promise<'ok' | 'degraded' | 'disabled'>;
-}
-
-export interface AppDeps {
-  config: Config;
-  services: Services;
-  rateLimiter: RateLimiter;
-  health: HealthChecks;
-  /** A pino logger; tests pass a silent one. */
-  logger?: FastifyBaseLogger;
-  /** Request metrics, served by the metrics listener (src/http/metrics.ts); the container always provides it. */
-  metrics?: Metrics;
-  /** The services' clock, for pages that prefill a time relative to now (the container provides it). */
-  clock?: Clock;
-  /** Set when Stripe is configured: its webhook route and the Billing page's customer portal. */
-  stripe?: StripeBilling | null;
-  /** With tracing on, a span per request (registered before every route and hook). */
-  tracing?: Tracing;
-}
-
-export type App = FastifyInstance<
-  import('node:http').Server,
-  import('node:http').IncomingMessage,
-  import('node:http').ServerResponse,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
+export type { App, AppDeps, HealthChecks } from './app-deps.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

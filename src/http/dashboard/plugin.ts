@@ -8,7 +8,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { h } from 'preact';
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import { DomainError } from '../../errors.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../app-deps.js';
 import { requestContext } from '../request-context.js';
 import { dashboardCookies } from './cookies.js';
 import { isReadOnlyRefusal, pageContext, sendPage } from './context.js';

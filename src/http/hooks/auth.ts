@@ -3,7 +3,7 @@ import { errors } from '../../errors.js';
 import { bearerToken } from '../../services/auth-service.js';
 import type { UserActor } from '../../services/actor.js';
 import { isAllowed, type Action, type Principal, type ResourceKind } from '../../services/permissions.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../app-deps.js';
 import { requestContext } from '../request-context.js';
 import { workspaceReadOnlyError } from '../../services/workspace.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../app-deps.js';
 import { deliveryRoutes } from './deliveries.js';
 import { invitationRoutes } from './invitations.js';
 import { projectRoutes } from './projects.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../app-deps.js';
 import { requestContext } from '../request-context.js';
 import { ErrorResponse } from '../schemas/common.js';
 import { AcceptInvitationBody, TokenParams } from '../schemas/invitations.js';

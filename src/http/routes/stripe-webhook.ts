@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { StripeBilling } from '../../billing/stripe-billing.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../app-deps.js';
 import { ErrorResponse } from '../schemas/common.js';
 
 const WebhookReceipt = Type.Object(

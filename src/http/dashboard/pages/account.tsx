@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses } from '../schemas.js';

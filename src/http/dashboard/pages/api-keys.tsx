@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { DomainError, errors } from '../../../errors.js';
 import type { CreatedKey, KeyListItem } from '../../../services/api-keys-service.js';
 import { parseScope, RESOURCE_KINDS, type ResourceKind } from '../../../services/permissions.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';

@@ -4,7 +4,7 @@ import { DomainError, errors, type ErrorDetail } from '../../../errors.js';
 import type { Actor } from '../../../services/actor.js';
 import { assertCanReadAudit, type AuditEntryView, type AuditExportFormat, type AuditListFilter } from '../../../services/audit-service.js';
 import type { PageResult } from '../../../services/pagination.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, sendPage, type PageContext } from '../context.js';
 import { readTimeField } from '../datetime.js';
 import { formErrors } from '../form-validation.js';

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { linkExpired, linkNotFound, type OrganizationChoice } from '../../../services/accounts-service.js';
 import type { Services } from '../../../services/index.js';
 import type { StartedSession } from '../../../services/sessions-service.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { requestContext } from '../../request-context.js';
 import { HtmlPage } from '../../schemas/invitations.js';
 import { pageRefusal, publicCsrf, safeDashboardPath, seeOther, sendPage } from '../context.js';

@@ -3,7 +3,7 @@ import { BillingProviderError } from '../../../billing/stripe-billing.js';
 import { DomainError } from '../../../errors.js';
 import { mayChangeSubscription } from '../../../services/lifecycle-service.js';
 import { HtmlPage } from '../../schemas/invitations.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { pageContext, sendPage } from '../context.js';
 import { FormBody, htmlResponses } from '../schemas.js';
 import { BILLING, BillingView } from '../views/billing-views.js';

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { toIso, systemClock } from '../../../lib/time.js';
 import { GRACE_PERIOD_MS, mayChangeSubscription, requireOwner, type OrganizationLifecycle } from '../../../services/lifecycle-service.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { BILLING, BillingView, CancelView, CONFIRM_FIELD } from '../views/billing-views.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { accountPages } from './account.js';
 import { apiKeysPages } from './api-keys.js';
 import { auditLogPages } from './audit-log.js';

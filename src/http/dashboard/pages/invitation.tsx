@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import type { InvitationView } from '../../../services/invitations-service.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { requestContext } from '../../request-context.js';
 import { pageRefusal, publicCsrf, sendPage } from '../context.js';
 import { dashboardCookies } from '../cookies.js';

@@ -5,7 +5,7 @@ import { can } from '../../../services/actor.js';
 import type { PageResult } from '../../../services/pagination.js';
 import { ROLES } from '../../../services/permissions.js';
 import type { User } from '../../../services/users-view.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, CsrfField, errorFor, Field, Select, Table, type FormError } from '../views/components.js';

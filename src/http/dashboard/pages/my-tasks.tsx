@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { DomainError, errors } from '../../../errors.js';
 import { mayFinishTask, type Task, type TaskResolution } from '../../../services/tasks-service.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';

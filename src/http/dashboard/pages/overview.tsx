@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { pageContext, seeOther, sendPage } from '../context.js';
 import { dashboardCookies } from '../cookies.js';
 import { FormBody, pageSchema } from '../schemas.js';

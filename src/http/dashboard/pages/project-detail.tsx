@@ -8,7 +8,7 @@ import type { Project, UpdateProjectInput } from '../../../services/projects-ser
 import { mayFinishTask, readDueDate, type Task } from '../../../services/tasks-service.js';
 import { checkText } from '../../../services/workflow-steps.js';
 import type { Workflow } from '../../../services/workflows-service.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { UpdateProjectBody } from '../../schemas/projects.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { validateAs } from '../form-validation.js';

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { ProjectStatus } from '../../../db/schema.js';
 import { can } from '../../../services/actor.js';
 import type { ProjectListItem } from '../../../services/projects-service.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { CreateProjectBody } from '../../schemas/projects.js';
 import { authorizeChange, pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors, validateAs } from '../form-validation.js';

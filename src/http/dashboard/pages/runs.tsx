@@ -4,7 +4,7 @@ import { can } from '../../../services/actor.js';
 import { isActiveRun } from '../../../services/run-transitions.js';
 import { mayFinishTask } from '../../../services/tasks-service.js';
 import type { RunDetail, RunStep } from '../../../services/runs-view.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { memberLabel } from '../members-options.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';

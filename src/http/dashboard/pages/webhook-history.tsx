@@ -9,7 +9,7 @@ import type { DeliveryHealth } from '../../../services/delivery-stats-service.js
 import { EVENT_TYPES, type EventType } from '../../../services/events.js';
 import { MAX_BULK_REPLAY, type ReplayJob, type ReplayPreview } from '../../../services/replay-jobs-service.js';
 import type { Webhook } from '../../../services/webhooks-service.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { parseUtcDateTime, readTimeField, utcDateTimeValue } from '../datetime.js';
 import { formErrors } from '../form-validation.js';

@@ -5,7 +5,7 @@ import { authorize, can } from '../../../services/actor.js';
 import { EVENT_TYPES } from '../../../services/events.js';
 import type { PageResult } from '../../../services/pagination.js';
 import type { CreatedWebhook, CreateWebhookInput, Webhook } from '../../../services/webhooks-service.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { CreateWebhookBody } from '../../schemas/webhooks.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { validateAs } from '../form-validation.js';

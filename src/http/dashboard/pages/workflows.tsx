@@ -7,7 +7,7 @@ import type { Project } from '../../../services/projects-service.js';
 import type { Run } from '../../../services/runs-view.js';
 import { formatStepDuration, type StepInput } from '../../../services/workflow-steps.js';
 import type { Workflow, WorkflowStep } from '../../../services/workflows-service.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../app-deps.js';
 import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
