@@ -34,16 +34,17 @@ async function openMigrated(config: Config, options: StartOptions): Promise<Cont
   const container = await createContainer(config, { logger: options.logger });
   try {
     const { dialect } = container.database;
+    const status = await schemaStatus(container.database);
     if (config.migrateOnStart) {
-      const applied = await migrateToLatest(container.database);
+      const applied = await migrateToLatest(container.database, status);
       container.logger.info({ applied, dialect }, applied.length ? 'migrations applied' : 'schema up to date');
     } else {
-      const status = await schemaStatus(container.database);
       if (status.pending.length > 0) throw new SchemaBehindError(status.pending);
       container.logger.info({ dialect }, 'schema up to date (MIGRATE_ON_START=false: not migrating)');
     }
-    const { newer } = await schemaStatus(container.database);
-    if (newer.length > 0) container.logger.warn({ newer }, 'the schema was migrated by a newer release; running on it (migrations only add)');
+    if (status.newer.length > 0) {
+      container.logger.warn({ newer: status.newer }, 'the schema was migrated by a newer release; running on it (migrations only add)');
+    }
     return container;
   } catch (err) {
     await container.close().catch(() => {});

@@ -219,12 +219,18 @@ async function appliedMigrations(db: Kysely<DB>, dialect: SqlDialect): Promise<s
   return rows.map((r) => r.name);
 }
 
+const knownNames = new Map<SqlDialect, Promise<string[]>>();
+
+/** This release's migration names, in order; listed once per process (/readyz asks on every probe). */
+function knownMigrations(dialect: SqlDialect): Promise<string[]> {
+  let names = knownNames.get(dialect);
+  if (!names) knownNames.set(dialect, (names = migrationProvider(dialect).getMigrations().then(Object.keys)));
+  return names;
+}
+
 /** Reads the applied migrations and compares them with this release's list; changes nothing. */
 export async function schemaStatus(database: Pick<Database, 'db' | 'dialect'>): Promise<SchemaStatus> {
-  const [applied, known] = await Promise.all([
-    appliedMigrations(database.db, database.dialect),
-    migrationProvider(database.dialect).getMigrations().then(Object.keys),
-  ]);
+  const [applied, known] = await Promise.all([appliedMigrations(database.db, database.dialect), knownMigrations(database.dialect)]);
   const done = new Set(applied);
   const knownSet = new Set(known);
   return { applied, pending: known.filter((name) => !done.has(name)), newer: applied.filter((name) => !knownSet.has(name)) };
@@ -238,8 +244,7 @@ export async function missingSqliteStatus(options: DatabaseOptions): Promise<Sch
   if (options.databaseUrl) return null;
   const file = options.sqliteFile ?? path.join(options.dataDir, 'workspace.db');
   if (fs.existsSync(file)) return null;
-  const known = Object.keys(await migrationProvider('sqlite').getMigrations());
-  return { applied: [], pending: known, newer: [] };
+  return { applied: [], pending: [...(await knownMigrations('sqlite'))], newer: [] };
 }
 
 /** The schema lacks migrations this release needs; `serve`/`worker` with MIGRATE_ON_START=false stop on it. */
@@ -258,8 +263,9 @@ export class SchemaBehindError extends Error {
  * (Kysely's migrator would refuse it as "corrupted"): that is release N-1 restarting during a rolling update,
  * and migrations only add, so it runs on N's schema.
  */
-export async function migrateToLatest(database: Database): Promise<string[]> {
-  const status = await schemaStatus(database);
+export async function migrateToLatest(database: Database, known?: SchemaStatus): Promise<string[]> {
+  // A caller that has just read the status passes it; Kysely's migrator re-checks under its lock anyway.
+  const status = known ?? (await schemaStatus(database));
   if (status.newer.length > 0) {
     if (status.pending.length > 0) {
       throw new Error(

@@ -55,14 +55,11 @@ export function startRunEngine(
         const key = keys[next++]!;
         try {
           // A span per step transition (tracing on): its queries, and the events it records, belong to it.
-          const moved = tracing.enabled
-            ? await tracing.span('workflow run step', { attributes: { 'workflow.run.id': key.id, 'workspace.organization_id': key.org_id } }, (span) =>
-                runs.advance(owner, key).then((done) => {
-                  span.setAttributes({ 'workflow.run.advanced': done });
-                  return done;
-                }),
-              )
-            : await runs.advance(owner, key);
+          const moved = await tracing.span('workflow run step', { attributes: { 'workflow.run.id': key.id, 'workspace.organization_id': key.org_id } }, async (span) => {
+            const done = await runs.advance(owner, key);
+            span.setAttributes({ 'workflow.run.advanced': done });
+            return done;
+          });
           if (moved) advanced += 1;
         } catch (err) {
           // The lease stays: the run is tried again when it expires.

@@ -13,16 +13,6 @@ export function dockerAvailable(): boolean {
   return spawnSync('docker', ['info'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
 }
 
-/** `docker ...args`; resolves with its output (rejects on a non-zero exit, with stderr in the message). */
-export async function docker(args: string[], options: { timeoutMs?: number } = {}): Promise<{ stdout: string; stderr: string }> {
-  try {
-    return await run('docker', args, { maxBuffer: 64 * 1024 * 1024, timeout: options.timeoutMs ?? 120_000 });
-  } catch (err) {
-    const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`docker ${args.join(' ')} failed: ${e.message}\n${e.stderr ?? ''}`);
-  }
-}
-
 /** `docker ...args` that may fail: its exit code and output. */
 export async function dockerTry(args: string[], timeoutMs = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -32,6 +22,13 @@ export async function dockerTry(args: string[], timeoutMs = 120_000): Promise<{ 
     const e = err as { code?: number; stdout?: string; stderr?: string };
     return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
+}
+
+/** `docker ...args` that must succeed: its output, or a rejection with the exit code and stderr. */
+export async function docker(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const result = await dockerTry(args);
+  if (result.code !== 0) throw new Error(`docker ${args.join(' ')} exited ${result.code}:\n${result.stderr}`);
+  return result;
 }
 
 /**
