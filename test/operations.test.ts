@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Migrator, sql } from 'kysely';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrationProvider } from '../src/db/migrations/index.js';
 import { createCliWorld, runCli, startServe, type ServeProcess } from './helpers/cli.js';
@@ -236,5 +237,33 @@ describe('workspace healthcheck', () => {
     } finally {
       await w.cleanup();
     }
+  });
+});
+
+describe('the settings of running it', () => {
+  const base = { DATA_DIR: '/tmp' };
+  it('reads MIGRATE_ON_START, SHUTDOWN_TIMEOUT and HSTS_MAX_AGE with their defaults', () => {
+    expect(loadConfig(base)).toMatchObject({ migrateOnStart: true, shutdownTimeoutMs: 25_000, hstsMaxAgeSeconds: null });
+    expect(loadConfig({ ...base, PUBLIC_BASE_URL: 'https://w.example.com' }).hstsMaxAgeSeconds).toBe(31_536_000);
+    expect(loadConfig({ ...base, MIGRATE_ON_START: 'false', SHUTDOWN_TIMEOUT: '40s' })).toMatchObject({ migrateOnStart: false, shutdownTimeoutMs: 40_000 });
+  });
+
+  it.each([
+    ['MIGRATE_ON_START', 'sometimes'],
+    ['SHUTDOWN_TIMEOUT', 'soon'],
+    ['SHUTDOWN_TIMEOUT', '0'],
+    ['HSTS_MAX_AGE', '-1'],
+    ['HSTS_MAX_AGE', '1y'],
+  ])('refuses %s=%s naming the variable, and serve stops at start with it', async (variable, value) => {
+    expect(() => loadConfig({ ...base, [variable]: value })).toThrow(ConfigError);
+    try {
+      loadConfig({ ...base, [variable]: value });
+    } catch (err) {
+      expect((err as ConfigError).variable).toBe(variable);
+    }
+    const refused = await runCli(['serve'], { DATA_DIR: '/tmp/ws-never-created', PORT: '0', [variable]: value });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(variable);
+    expect(fs.existsSync('/tmp/ws-never-created')).toBe(false);
   });
 });
