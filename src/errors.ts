@@ -63,6 +63,8 @@ export const errors = {
     }),
   serviceUnavailable: (message = 'the service is temporarily unavailable') => new DomainError(503, 'service_unavailable', message),
   internal: () => new DomainError(500, 'internal_error', 'an internal error occurred'),
+  /** An operator's command (backup, restore, copy-to-postgres) refused by one of its rules; `code` names the rule. */
+  refused: (code: string, message: string) => new DomainError(409, code, message),
 };
 
 /** Single-field validation failure raised by a service (a rule the schema cannot express). */

@@ -12,6 +12,8 @@
  */
 import { commandHelp, groupHelp, parseCommandArgs, resolveCommand, topHelp, wantsHelp, wantsJson, PROGRAM } from './args.js';
 import { UsageError, type CommandEntry } from './command.js';
+import { backupCommand, restoreCommand } from './commands/backup.js';
+import { copyToPostgresCommand } from './commands/copy-to-postgres.js';
 import { deliveriesGroup } from './commands/deliveries.js';
 import { healthcheckCommand } from './commands/healthcheck.js';
 import { keyGroup } from './commands/key.js';
@@ -29,6 +31,9 @@ export const registry: readonly CommandEntry[] = [
   workerCommand,
   migrateCommand,
   healthcheckCommand,
+  backupCommand,
+  restoreCommand,
+  copyToPostgresCommand,
   orgGroup,
   userGroup,
   keyGroup,

@@ -192,9 +192,14 @@ function openPostgres(url: string, poolSize: number): Database {
   };
 }
 
+/** The embedded database's file. */
+export function sqliteFilePath(options: Pick<DatabaseOptions, 'dataDir' | 'sqliteFile'>): string {
+  return path.resolve(options.sqliteFile ?? path.join(options.dataDir, 'workspace.db'));
+}
+
 export function openDatabase(options: DatabaseOptions): Database {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
-  return openSqlite(options.sqliteFile ?? path.join(options.dataDir, 'workspace.db'));
+  return openSqlite(sqliteFilePath(options));
 }
 
 /** Where the schema stands against this release's migrations (CONTRACT 12, `migrate --check`). */
@@ -209,7 +214,7 @@ export interface SchemaStatus {
 
 const MIGRATION_TABLE = 'kysely_migration';
 
-async function appliedMigrations(db: Kysely<DB>, dialect: SqlDialect): Promise<string[]> {
+export async function appliedMigrations(db: Kysely<DB>, dialect: SqlDialect): Promise<string[]> {
   const exists =
     dialect === 'postgres'
       ? (await sql<{ present: boolean }>`select to_regclass(${MIGRATION_TABLE}) is not null as present`.execute(db)).rows[0]?.present
@@ -222,7 +227,7 @@ async function appliedMigrations(db: Kysely<DB>, dialect: SqlDialect): Promise<s
 const knownNames = new Map<SqlDialect, Promise<string[]>>();
 
 /** This release's migration names, in order; listed once per process (/readyz asks on every probe). */
-function knownMigrations(dialect: SqlDialect): Promise<string[]> {
+export function knownMigrations(dialect: SqlDialect): Promise<string[]> {
   let names = knownNames.get(dialect);
   if (!names) knownNames.set(dialect, (names = migrationProvider(dialect).getMigrations().then(Object.keys)));
   return names;
@@ -242,8 +247,7 @@ export async function schemaStatus(database: Pick<Database, 'db' | 'dialect'>): 
  */
 export async function missingSqliteStatus(options: DatabaseOptions): Promise<SchemaStatus | null> {
   if (options.databaseUrl) return null;
-  const file = options.sqliteFile ?? path.join(options.dataDir, 'workspace.db');
-  if (fs.existsSync(file)) return null;
+  if (fs.existsSync(sqliteFilePath(options))) return null;
   return { applied: [], pending: [...(await knownMigrations('sqlite'))], newer: [] };
 }
 
