@@ -221,8 +221,8 @@ export async function copyToPostgres(sourceFile: string, url: string, options: C
   const started = performance.now();
   const rssStart = process.memoryUsage().rss;
   const progress = options.progress ?? (() => {});
-  const batchRows = options.batchRows ?? 2000;
-  const batchBytes = options.batchBytes ?? 4 * 1024 * 1024;
+  const batchRows = options.batchRows ?? 1000;
+  const batchBytes = options.batchBytes ?? 1024 * 1024;
   if (!/^postgres(ql)?:\/\//.test(url)) {
     throw errors.refused('invalid_target', 'the target must be a PostgreSQL URL: postgres://user:password@host:5432/database');
   }
