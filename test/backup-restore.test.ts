@@ -123,6 +123,8 @@ describe('workspace backup', () => {
     await stop(server);
 
     expect(backup.code, backup.stderr).toBe(0);
+    // One line, so a scheduled backup appends one line per run to its log.
+    expect(backup.stdout.trimEnd().split('\n')).toHaveLength(1);
     const report = JSON.parse(backup.stdout);
     expect(report).toMatchObject({ file, bytes: fs.statSync(file).size });
     expect(report.tables).toBeGreaterThan(20);

@@ -61,6 +61,8 @@ export interface Command {
   positionals?: readonly PositionalSpec[];
   /** Long-running commands (serve, worker) print logs, not a result, and take no --json. */
   noJson?: boolean;
+  /** --json prints the result on one line: a scheduled command appends one line per run to its log. */
+  jsonLine?: boolean;
   /** Extra help text shown under the usage line. */
   details?: string;
   /** A result to print, or an exit code when the command did its own output (serve, worker). */

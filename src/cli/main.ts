@@ -77,7 +77,8 @@ export async function main(givenArgv: string[]): Promise<number> {
     const input = parseCommandArgs(command, path, rest, process.env);
     const result = await command.run(input);
     if (typeof result === 'number') return result;
-    if (input.json) writeJson(result.data);
+    if (input.json && command.jsonLine) writeOut(JSON.stringify(result.data));
+    else if (input.json) writeJson(result.data);
     else writeOut(result.text);
     return EXIT_OK;
   } catch (err) {

@@ -267,7 +267,7 @@ export class SchemaBehindError extends Error {
  * (Kysely's migrator would refuse it as "corrupted"): that is release N-1 restarting during a rolling update,
  * and migrations only add, so it runs on N's schema.
  */
-export async function migrateToLatest(database: Database, known?: SchemaStatus): Promise<string[]> {
+export async function migrateToLatest(database: Pick<Database, 'db' | 'dialect' | 'pgPool'>, known?: SchemaStatus): Promise<string[]> {
   // A caller that has just read the status passes it; Kysely's migrator re-checks under its lock anyway.
   const status = known ?? (await schemaStatus(database));
   if (status.newer.length > 0) {

@@ -23,10 +23,11 @@ export const backupCommand: Command = {
   name: 'backup',
   summary: 'write a consistent copy of the embedded database to FILE while it serves',
   positionals: [{ name: 'FILE', description: 'where to write the backup (replaced atomically if it exists)' }],
+  jsonLine: true,
   details: [
     'Writes are not paused: the copy is one read snapshot, taken with SQLite\'s online backup API. It is written',
     'under a temporary name beside FILE, checked with PRAGMA integrity_check and renamed to FILE when whole.',
-    'With --json: { "file", "bytes", "tables", "rows", "seconds" }. On PostgreSQL use pg_dump.',
+    'With --json, one line: { "file", "bytes", "tables", "rows", "seconds" }. On PostgreSQL use pg_dump.',
     'A backup holds key, session and password hashes and the webhook signing secrets: keep it like the database.',
   ].join('\n'),
   async run(input) {

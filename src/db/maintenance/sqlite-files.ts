@@ -3,7 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { errors } from '../../errors.js';
-import { migrateToLatest, schemaStatus, type Database, type SchemaStatus } from '../database.js';
+import { migrateToLatest, schemaStatus, type SchemaStatus } from '../database.js';
 import type { DB } from '../schema.js';
 
 /** The first 16 bytes of every SQLite database file. */
@@ -49,8 +49,7 @@ export async function statusOver(raw: BetterSqlite3.Database): Promise<SchemaSta
 
 /** Applies this release's pending migrations through a connection this process holds; returns their names. */
 export async function migrateOver(raw: BetterSqlite3.Database, status: SchemaStatus): Promise<string[]> {
-  const handle = { db: kyselyOver(raw), dialect: 'sqlite', pgPool: null } as unknown as Database;
-  return migrateToLatest(handle, status);
+  return migrateToLatest({ db: kyselyOver(raw), dialect: 'sqlite', pgPool: null }, status);
 }
 
 /** True when the file starts with SQLite's header (read without opening it as a database). */
