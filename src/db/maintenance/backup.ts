@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { errors } from '../../errors.js';
-import { countRows, fsyncDirectory, fsyncFile, integrityProblems } from './sqlite-files.js';
+import { countRows, fsyncDirectory, fsyncFile, integrityProblems, requireDatabaseFile } from './sqlite-files.js';
 
 export interface BackupReport {
   file: string;
@@ -32,7 +32,7 @@ function liveFiles(source: string): string[] {
 export async function backupSqlite(source: string, target: string): Promise<BackupReport> {
   const started = performance.now();
   const file = path.resolve(target);
-  if (!fs.existsSync(source)) throw errors.refused('no_database', `there is no embedded database at ${source} (check DATA_DIR)`);
+  requireDatabaseFile(source);
   if (liveFiles(path.resolve(source)).includes(file)) {
     throw errors.refused('invalid_target', `${file} is the live database itself; write the backup to another file`);
   }

@@ -108,6 +108,10 @@ function refuseNonEmpty(tables: string[], target: string): void {
   );
 }
 
+function unreachable(target: string, err: unknown) {
+  return errors.refused('target_unreachable', `cannot connect to PostgreSQL at ${target}: ${(err as Error).message}`);
+}
+
 async function connectTarget(url: string, target: string): Promise<pg.Client> {
   // The copy is one long transaction; the serving pool's statement and idle-in-transaction timeouts do not apply.
   const client = new pg.Client({ connectionString: url, statement_timeout: 0, idle_in_transaction_session_timeout: 0 });
@@ -115,7 +119,7 @@ async function connectTarget(url: string, target: string): Promise<pg.Client> {
   try {
     await client.connect();
   } catch (err) {
-    throw errors.refused('target_unreachable', `cannot connect to PostgreSQL at ${target}: ${(err as Error).message}`);
+    throw unreachable(target, err);
   }
   return client;
 }
@@ -127,7 +131,7 @@ async function migrateTarget(url: string, target: string): Promise<string[]> {
     try {
       await database.ping();
     } catch (err) {
-      throw errors.refused('target_unreachable', `cannot connect to PostgreSQL at ${target}: ${(err as Error).message}`);
+      throw unreachable(target, err);
     }
     const status = await schemaStatus(database);
     if (status.newer.length > 0) {

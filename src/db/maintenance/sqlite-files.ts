@@ -9,6 +9,11 @@ import type { DB } from '../schema.js';
 /** The first 16 bytes of every SQLite database file. */
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
+/** The maintenance commands' shared refusal when DATA_DIR holds no database (they never create one). */
+export function requireDatabaseFile(file: string): void {
+  if (!fs.existsSync(file)) throw errors.refused('no_database', `there is no embedded database at ${file} (check DATA_DIR)`);
+}
+
 /**
  * Opens the embedded database for a command that must be its only user (restore, copy-to-postgres) and
  * keeps it that way until closed. How it knows no other process has it open: in WAL mode every open
@@ -17,7 +22,7 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
  * `locking_mode = EXCLUSIVE` keeps that lock after the first transaction, so nothing opens it meanwhile.
  */
 export function openSqliteExclusive(file: string, purpose: string): BetterSqlite3.Database {
-  if (!fs.existsSync(file)) throw errors.refused('no_database', `there is no embedded database at ${file} (check DATA_DIR)`);
+  requireDatabaseFile(file);
   const raw = new BetterSqlite3(file, { fileMustExist: true, timeout: 1000 });
   try {
     raw.pragma('locking_mode = EXCLUSIVE');
