@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { parseSecretKeys } from './lib/secret-box.js';
 
 /**
  * Configuration is read from the environment once, validated, and frozen. A bad value throws a
@@ -24,6 +25,10 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   readonly webhookConcurrency: number;
   readonly webhookPerSubscriptionConcurrency: number;
+  /** A subscription whose every attempt failed for this long is disabled (CONTRACT 11); null when `off`. */
+  readonly webhookDisableAfterMs: number | null;
+  /** WEBHOOK_SECRETS_KEY: the current key first, then older ones; empty when unset (secrets stored as given). */
+  readonly webhookSecretsKeys: readonly Buffer[];
   /** How long delivered attempt history is kept, in milliseconds. */
   readonly deliveredRetentionMs: number;
   /** How long failed attempt history is kept, in milliseconds. */
@@ -169,6 +174,21 @@ function readDirectory(env: Env, name: string, fallback: string): string {
   }
   if (stat && !stat.isDirectory()) throw new ConfigError(name, `must be a directory, but "${resolved}" is a file`);
   return resolved;
+}
+
+/** WEBHOOK_DISABLE_AFTER: a duration, or `off`. */
+function readDisableAfter(env: Env): number | null {
+  const raw = env.WEBHOOK_DISABLE_AFTER?.trim();
+  if (raw !== undefined && ['off', 'false', 'never'].includes(raw.toLowerCase())) return null;
+  return readDuration(env, 'WEBHOOK_DISABLE_AFTER', '5d');
+}
+
+function readSecretKeys(env: Env): readonly Buffer[] {
+  const raw = env.WEBHOOK_SECRETS_KEY?.trim();
+  if (!raw) return Object.freeze([]);
+  const keys = parseSecretKeys(raw);
+  if (typeof keys === 'string') throw new ConfigError('WEBHOOK_SECRETS_KEY', keys);
+  return Object.freeze(keys);
 }
 
 /** STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET switch Stripe on together; one without the other is a mistake. */
@@ -317,6 +337,8 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'serve'):
     webhookTimeoutMs: readDuration(env, 'WEBHOOK_TIMEOUT', '10s'),
     webhookConcurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
     webhookPerSubscriptionConcurrency: readInt(env, 'WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY', 4, 1, 1000),
+    webhookDisableAfterMs: readDisableAfter(env),
+    webhookSecretsKeys: readSecretKeys(env),
     deliveredRetentionMs: readDuration(env, 'WEBHOOK_DELIVERED_RETENTION', '7d'),
     failedRetentionMs: readDuration(env, 'WEBHOOK_FAILED_RETENTION', '30d'),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, 1, 100_000_000),

@@ -43,6 +43,9 @@ import { createDeletionService } from './services/deletion-service.js';
 import { createExportsService } from './services/exports-service.js';
 import { createStripeBilling, type StripeApiOptions, type StripeBilling } from './billing/stripe-billing.js';
 import { noTracing, type Tracing } from './tracing/tracing.js';
+import { createSecretBox, type SecretBox } from './lib/secret-box.js';
+import { eventExamples } from './http/schemas/events.js';
+import { createWebhookHealthService } from './services/webhook-health-service.js';
 
 /**
  * The composition root: config in, every long-lived part out, wired by hand. `serve`, `worker`, the
@@ -66,6 +69,8 @@ export interface Container {
   stripe: StripeBilling | null;
   /** OpenTelemetry when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise `noTracing`, which costs nothing. */
   tracing: Tracing;
+  /** Seals and opens webhook signing secrets (WEBHOOK_SECRETS_KEY); stores them as given without a key. */
+  secretBox: SecretBox;
   close(): Promise<void>;
 }
 
@@ -133,6 +138,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const rateLimiter: RateLimiter = shared?.rateLimiter ?? createMemoryRateLimiter(clock);
 
   const mailer = createMailer(config);
+  const secretBox = createSecretBox(config.webhookSecretsKeys);
 
   const apiKeys = createApiKeysService({
     store,
@@ -152,11 +158,12 @@ export async function createContainer(config: Config, options: ContainerOptions 
     admin: createAdminService({ store, clock, authEvents, apiKeys }),
     apiKeys,
     auth,
-    idempotency: createIdempotencyService({ store, clock }),
+    idempotency: createIdempotencyService({ store, clock, box: secretBox }),
     projects: createProjectsService({ store, clock }),
     users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     invitations,
-    webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks }),
+    webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks, secrets: secretBox, eventExamples: eventExamples() }),
+    webhookHealth: createWebhookHealthService({ store, clock, mailer, publicBaseUrl: config.publicBaseUrl, log: logger, disableAfterMs: config.webhookDisableAfterMs }),
     deliveries: createDeliveriesService({ store, clock }),
     replayJobs: createReplayJobsService({ store, clock }),
     workflows: createWorkflowsService({ store, clock, limits: { maxSteps: config.workflowMaxSteps, maxActiveRuns: config.workflowMaxActiveRuns } }),
@@ -202,6 +209,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     metrics,
     stripe,
     tracing,
+    secretBox,
     async close() {
       mailer.close();
       await apiKeys.flush();

@@ -2,7 +2,7 @@
  * The package entry (`workspace-service`): what a webhook receiver or an embedding program needs.
  * Receivers import `verifySignature` to check `X-Service-Signature` over the raw body.
  */
-export { verifySignature, signBody } from './delivery/signing.js';
+export { verifySignature, signBody, standardSignature, signatureHeaders, type SigningSecrets } from './delivery/signing.js';
 export { USER_AGENT, RESPONSE_BODY_LIMIT } from './delivery/sender.js';
 export { EVENT_TYPES, type EventType } from './services/events.js';
 export type { Delivery, DeliveryAttempt, DeliveryDetail } from './services/deliveries-service.js';

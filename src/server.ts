@@ -3,6 +3,7 @@ import { ConfigError, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
 import { migrateToLatest, schemaStatus, SchemaBehindError } from './db/database.js';
 import { startDeliveryWorker, type RunningWorker } from './delivery/index.js';
+import { prepareSecretsAtRest } from './services/secrets-at-rest.js';
 import { buildApp, type App } from './http/app.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics.js';
 
@@ -45,6 +46,7 @@ async function openMigrated(config: Config, options: StartOptions): Promise<Cont
     if (status.newer.length > 0) {
       container.logger.warn({ newer: status.newer }, 'the schema was migrated by a newer release; running on it (migrations only add)');
     }
+    await prepareSecretsAtRest({ store: container.store, database: container.database, box: container.secretBox, log: container.logger });
     return container;
   } catch (err) {
     await container.close().catch(() => {});

@@ -300,6 +300,18 @@ describe.each(testDialects())('typed client against a real server (%s)', (dialec
       return d.replayed && d.status === 'failed' && d.attempts === 7;
     });
 
+    // The subscription extensions (CONTRACT 11), typed end to end.
+    const read = await ws.GET('/v1/webhooks/{id}', { params: { path: { id: ok.id } } });
+    expect(read).toMatchObject({ id: ok.id, status: 'active', active: true, previous_secret_expires_at: null });
+    const patched = await ws.PATCH('/v1/webhooks/{id}', { params: { path: { id: ok.id } }, body: { events: ['project.created', 'task.assigned'] } });
+    expect(patched.events).toEqual(['project.created', 'task.assigned']);
+    const rotated = await ws.POST('/v1/webhooks/{id}/rotate-secret', { params: { path: { id: ok.id } }, body: { previous_expires_in: 60 } });
+    expect(rotated.secret).toMatch(/^whsec_/);
+    const test = await ws.POST('/v1/webhooks/{id}/test', { params: { path: { id: ok.id } }, body: { event: 'task.assigned' } });
+    expect(test.delivery_id).toMatch(/^dlv_/);
+    const enabled = await ws.POST('/v1/webhooks/{id}/enable', { params: { path: { id: ok.id } } });
+    expect(enabled.status).toBe('active');
+
     for (const hook of [ok, down]) expect(await ws.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } })).toBeUndefined();
     const after = await ws.GET('/v1/webhooks');
     expect(after.data.map((h) => h.id)).not.toContain(ok.id);

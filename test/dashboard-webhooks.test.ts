@@ -275,7 +275,7 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       for (const userId of [org.ownerId, admin.userId]) {
         const browser = await browserFor(userId);
         const { secret, id } = await createHook(browser, { url: `https://hooks.example.com/generated-${userId}`, events: ['project.created'], secret: '' });
-        expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+        expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
         const stored = await env.container.store.repos.webhooks.findById(org.id, id);
         expect(stored?.secret).toBe(secret);
         const audit = await db().selectFrom('audit_log').select('changes').where('action', '=', 'webhook.created').where('target_id', '=', id).executeTakeFirstOrThrow();

@@ -300,7 +300,7 @@ describe('an attempt’s deadline', () => {
     try {
       const started = Date.now();
       const result = await sendAttempt(
-        { url: `https://127.0.0.1:${port}/x`, secret: 'test-secret-0123456789', body: '{}', eventType: 'project.created', eventId: 'evt_x', deliveryId: 'dlv_x', attemptNumber: 1 },
+        { url: `https://127.0.0.1:${port}/x`, secrets: { current: 'test-secret-0123456789', previous: null }, body: '{}', eventType: 'project.created', eventId: 'evt_x', deliveryId: 'dlv_x', attemptNumber: 1 },
         { dispatcher, timeoutMs: 300, now: () => Date.now() },
       );
       const took = Date.now() - started;

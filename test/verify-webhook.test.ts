@@ -89,11 +89,15 @@ describe.each(testDialects())('verifyWebhook on real deliveries (%s)', (dialect)
 
   it('refuses a delivery without a signature, from Node headers and from Fetch headers', () => {
     const delivery = sample();
-    const { 'x-service-signature': _signature, ...unsigned } = delivery.headers;
+    const { 'x-service-signature': _signature, 'webhook-signature': _standard, ...unsigned } = delivery.headers;
     expect(reasonOf(() => verifyWebhook(delivery.body, unsigned, SECRET))).toBe('missing_signature');
     expect(reasonOf(() => verifyWebhook(delivery.body, { ...unsigned, 'x-service-signature': '' }, SECRET))).toBe('missing_signature');
+    // The Standard Webhooks signature alone is a signature: removing only X-Service-Signature still verifies.
+    const { 'x-service-signature': _only, ...standardOnly } = delivery.headers;
+    expect(verifyWebhook(delivery.body, standardOnly, SECRET).event).toBe('project.updated');
     const headers = fetchHeaders(delivery);
     headers.delete('X-Service-Signature');
+    headers.delete('webhook-signature');
     expect(reasonOf(() => verifyWebhook(delivery.body, headers, SECRET))).toBe('missing_signature');
   });
 

@@ -124,7 +124,7 @@ describe.each(testDialects())('webhooks (%s)', (dialect) => {
     it('returns the object with a generated secret, only once', async () => {
       const res = await create({ url: 'https://hooks.example.com/generated', events: ['project.created', 'project.deleted'] });
       expect(res.status).toBe(201);
-      expect(Object.keys(res.body)).toEqual(['id', 'url', 'events', 'secret', 'active', 'status', 'created_at']);
+      expect(Object.keys(res.body)).toEqual(['id', 'url', 'events', 'secret', 'active', 'status', 'created_at', 'failing_since', 'disabled_at', 'disabled_reason', 'previous_secret_expires_at']);
       expect(res.body).toMatchObject({
         url: 'https://hooks.example.com/generated',
         events: ['project.created', 'project.deleted'],
@@ -133,8 +133,8 @@ describe.each(testDialects())('webhooks (%s)', (dialect) => {
       });
       expect(res.body.id).toMatch(/^wh_[a-z0-9]{24}$/);
       expect(res.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-      expect(Buffer.from(res.body.secret.slice('whsec_'.length), 'base64url')).toHaveLength(32);
+      expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      expect(Buffer.from(res.body.secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
 
       const other = await create({ url: 'https://hooks.example.com/generated', events: ['project.created'] });
       expect(other.body.secret).not.toBe(res.body.secret);

@@ -74,6 +74,8 @@ export interface WorkspaceClient {
   POST: DataMethod<'post'>;
   /** PUT `path`: resolves to the 200 body. */
   PUT: DataMethod<'put'>;
+  /** PATCH `path`: resolves to the 200 body. */
+  PATCH: DataMethod<'patch'>;
   /** DELETE `path`: resolves to undefined (204). */
   DELETE: DataMethod<'delete'>;
   /**
@@ -135,6 +137,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     GET: GET as DataMethod<'get'>,
     POST: dataMethod(raw.POST as AnyCall) as DataMethod<'post'>,
     PUT: dataMethod(raw.PUT as AnyCall) as DataMethod<'put'>,
+    PATCH: dataMethod(raw.PATCH as AnyCall) as DataMethod<'patch'>,
     DELETE: dataMethod(raw.DELETE as AnyCall) as DataMethod<'delete'>,
     paginate: paginate as PaginateMethod,
     raw,

@@ -27,4 +27,5 @@ export {
   type WebhookEventType,
   type WebhookHeaders,
   type WebhookVerificationReason,
+  type VerifyWebhookOptions,
 } from './verify-webhook.js';

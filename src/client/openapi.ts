@@ -62,11 +62,76 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Read a webhook subscription, never its secret (extension) */
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /** Delete a webhook subscription and cancel its pending deliveries */
         delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a subscription's URL or events (extension)
+         * @description The rules of creation apply (https, public host, at most 2,048 characters; known events). Waiting retries and later attempts go to the new URL; the secret and the history stay.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret, the previous one signing beside it for a while (extension)
+         * @description The new secret (given, or generated) signs every attempt from now on; the previous one also signs (a second `v1` entry in `webhook-signature`, and `X-Service-Signature-Previous`) until `previous_expires_at`, then is forgotten. A rotation inside that window ends the older secret at once. The new secret is shown only in this response.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to the subscription (extension)
+         * @description One delivery of `event` (one of the subscription's events; default its first) whose `data` is the event's example in this document, with `X-Service-Test: true`. One attempt, never retried, not counted for health; in the history with trigger `test`. 409 while the subscription is disabled.
+         */
+        post: operations["sendTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a disabled subscription (extension; no request body)
+         * @description The subscription becomes `active` again and its failure streak is forgotten. The deliveries cancelled while it was disabled (reason `subscription_disabled`) are sent by `POST /v1/webhooks/{id}/replay-failed`. Enabling an active one changes nothing.
+         */
+        post: operations["enableWebhook"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -373,29 +438,41 @@ export interface components {
             url: string;
             /** @description At least one event name; duplicates are dropped. */
             events: components["schemas"]["EventType"][];
-            /** @description 16 to 256 printable ASCII characters. Omitted: the service generates whsec_ + 32 random bytes (base64url). */
+            /** @description 16 to 256 printable ASCII characters. One starting with `whsec_` must continue with base64 (it is the Standard Webhooks key). Omitted: the service generates `whsec_` + 32 random bytes in standard base64. */
             secret?: string;
         };
         /** CreatedWebhook */
         CreatedWebhook: {
             /** @example wh_0123456789abcdefghijklmn */
             id: string;
+            /** @example https://hooks.example.com/workspace */
             url: string;
             events: components["schemas"]["EventType"][];
-            /** @description The signing secret; returned only here, never again. */
-            secret: string;
-            /** @enum {boolean} */
-            active: true;
             /**
-             * @description The same state as `active`, for clients of either documented shape.
+             * @description The signing secret; returned only here, never again.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=
+             */
+            secret: string;
+            /** @description true exactly when `status` is `active`. */
+            active: boolean;
+            /**
+             * @description The same state as `active`, for clients of either documented shape. `disabled`: the service stopped sending to it (CONTRACT 11); `POST /v1/webhooks/{id}/enable` brings it back.
              * @enum {string}
              */
-            status: "active";
+            status: "active" | "disabled";
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
              */
             created_at: string;
+            /** @description Extension: start of the current failure streak (every attempt since failed); null while healthy. */
+            failing_since: string | null;
+            /** @description Extension: when the service disabled the subscription; null while active. */
+            disabled_at: string | null;
+            /** @description Extension: `failing` (every attempt failed for WEBHOOK_DISABLE_AFTER) or `gone` (the endpoint answered 410 Gone); null while active. */
+            disabled_reason: "failing" | "gone" | null;
+            /** @description Extension: until when a rotated-out secret still signs beside the current one; null when none does. */
+            previous_secret_expires_at: string | null;
         };
         /** Delivery */
         Delivery: {
@@ -416,6 +493,10 @@ export interface components {
             last_attempt_at: string | null;
             /** @description A replay attempt was made or is queued. */
             replayed: boolean;
+            /** @description A test event sent with POST /v1/webhooks/{id}/test: one attempt, not counted for health. */
+            test: boolean;
+            /** @description Why a cancelled delivery was cancelled; null for the other states. `subscription_disabled` ones are sent again by replay-failed once the subscription is enabled. */
+            cancel_reason: "subscription_disabled" | "subscription_deleted" | null;
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -434,7 +515,7 @@ export interface components {
             /** @description X-Service-Delivery-Attempt of this attempt. */
             attempt_number: number;
             /** @enum {string} */
-            trigger: "automatic" | "replay";
+            trigger: "automatic" | "replay" | "test";
             /** @enum {string} */
             outcome: "success" | "failure";
             /**
@@ -474,6 +555,10 @@ export interface components {
             last_attempt_at: string | null;
             /** @description A replay attempt was made or is queued. */
             replayed: boolean;
+            /** @description A test event sent with POST /v1/webhooks/{id}/test: one attempt, not counted for health. */
+            test: boolean;
+            /** @description Why a cancelled delivery was cancelled; null for the other states. `subscription_disabled` ones are sent again by replay-failed once the subscription is enabled. */
+            cancel_reason: "subscription_disabled" | "subscription_deleted" | null;
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -496,7 +581,7 @@ export interface components {
         };
         /**
          * DeliveryStatus
-         * @description delivered; retrying: failed at least once and waits for its next automatic attempt (next_attempt_at); pending: waits for its first attempt, or for a replay; failed: permanently failed (schedule used up, or a replay failed); cancelled: its subscription was deleted before it was sent.
+         * @description delivered; retrying: failed at least once and waits for its next automatic attempt (next_attempt_at); pending: waits for its first attempt, or for a replay; failed: permanently failed (schedule used up, or a replay failed); cancelled: its subscription was deleted, or was disabled, before it was sent (see cancel_reason).
          * @enum {string}
          */
         DeliveryStatus: "delivered" | "retrying" | "pending" | "failed" | "cancelled";
@@ -795,6 +880,30 @@ export interface components {
          * @enum {string}
          */
         Role: "owner" | "admin" | "member" | "viewer";
+        /** RotateSecretRequest */
+        RotateSecretRequest: {
+            /** @description 16 to 256 printable ASCII characters. One starting with `whsec_` must continue with base64 (it is the Standard Webhooks key). Omitted: the service generates `whsec_` + 32 random bytes in standard base64. */
+            secret?: string;
+            /**
+             * @description Seconds the previous secret keeps signing beside the new one (0 to 604800; default 86400: a day).
+             * @default 86400
+             */
+            previous_expires_in: number;
+        };
+        /** RotatedSecret */
+        RotatedSecret: {
+            /**
+             * @description The new signing secret: shown only here, never again.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=
+             */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description When the previous secret stops signing (now, for a window of 0).
+             * @example 2026-11-23T09:30:00.000Z
+             */
+            previous_expires_at: string;
+        };
         /**
          * TaskAssignedEvent
          * @description Sent when a task is assigned to a user, or reassigned to another (not when the assignee is cleared or stays the same).
@@ -864,6 +973,22 @@ export interface components {
              */
             due_at: string | null;
         };
+        /** TestEventAccepted */
+        TestEventAccepted: {
+            /**
+             * @description The test delivery, in the history with trigger `test`.
+             * @example dlv_0123456789abcdefghijklmn
+             */
+            delivery_id: string;
+        };
+        /** TestEventRequest */
+        TestEventRequest: {
+            /**
+             * @description One of the subscription's events; default its first.
+             * @enum {string}
+             */
+            event?: "project.created" | "project.updated" | "project.deleted" | "workflow.completed" | "workflow.failed" | "task.assigned";
+        };
         /**
          * UpdateProjectRequest
          * @description Only the fields given change.
@@ -881,6 +1006,16 @@ export interface components {
          */
         UpdateUserRequest: {
             role: components["schemas"]["Role"];
+        };
+        /**
+         * UpdateWebhookRequest
+         * @description The fields to change (at least one), with the rules of creation. Waiting and later attempts go to the new URL.
+         */
+        UpdateWebhookRequest: {
+            /** @description Absolute https:// URL without user-info, at most 2,048 characters, on a public host. */
+            url?: string;
+            /** @description At least one event name; duplicates are dropped. */
+            events?: components["schemas"]["EventType"][];
         };
         /** User */
         User: {
@@ -930,20 +1065,29 @@ export interface components {
         Webhook: {
             /** @example wh_0123456789abcdefghijklmn */
             id: string;
+            /** @example https://hooks.example.com/workspace */
             url: string;
             events: components["schemas"]["EventType"][];
-            /** @enum {boolean} */
-            active: true;
+            /** @description true exactly when `status` is `active`. */
+            active: boolean;
             /**
-             * @description The same state as `active`, for clients of either documented shape.
+             * @description The same state as `active`, for clients of either documented shape. `disabled`: the service stopped sending to it (CONTRACT 11); `POST /v1/webhooks/{id}/enable` brings it back.
              * @enum {string}
              */
-            status: "active";
+            status: "active" | "disabled";
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
              */
             created_at: string;
+            /** @description Extension: start of the current failure streak (every attempt since failed); null while healthy. */
+            failing_since: string | null;
+            /** @description Extension: when the service disabled the subscription; null while active. */
+            disabled_at: string | null;
+            /** @description Extension: `failing` (every attempt failed for WEBHOOK_DISABLE_AFTER) or `gone` (the endpoint answered 410 Gone); null while active. */
+            disabled_reason: "failing" | "gone" | null;
+            /** @description Extension: until when a rotated-out secret still signs beside the current one; null when none does. */
+            previous_secret_expires_at: string | null;
         };
         /** WebhookList */
         WebhookList: {
@@ -1502,7 +1646,11 @@ export interface operations {
                      *           ],
                      *           "active": true,
                      *           "status": "active",
-                     *           "created_at": "2026-11-22T09:30:00.000Z"
+                     *           "created_at": "2026-11-22T09:30:00.000Z",
+                     *           "failing_since": null,
+                     *           "disabled_at": null,
+                     *           "disabled_reason": null,
+                     *           "previous_secret_expires_at": null
                      *         }
                      *       ],
                      *       "next_cursor": null
@@ -1565,7 +1713,11 @@ export interface operations {
                      *       "active": true,
                      *       "status": "active",
                      *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "secret": "whsec_3q2-7wEXAMPLEj8Nc1vYkz0Yh5Rp9bT4sLmG6aD2fU0"
+                     *       "failing_since": null,
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null,
+                     *       "previous_secret_expires_at": null,
+                     *       "secret": "whsec_3q2+7wEXAMPLEj8Nc1vYkz0Yh5Rp9bT4sLmG6aD2fU0="
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedWebhook"];
@@ -1578,6 +1730,55 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, never its secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *       "url": "https://hooks.example.com/workspace",
+                     *       "events": [
+                     *         "project.created",
+                     *         "project.updated"
+                     *       ],
+                     *       "active": true,
+                     *       "status": "active",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "failing_since": null,
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null,
+                     *       "previous_secret_expires_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1613,6 +1814,237 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change (at least one), with the rules of creation. Waiting and later attempts go to the new URL. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/v2/workspace",
+                 *       "events": [
+                 *         "project.created",
+                 *         "task.assigned"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *       "url": "https://hooks.example.com/v2/workspace",
+                     *       "events": [
+                     *         "project.created",
+                     *         "task.assigned"
+                     *       ],
+                     *       "active": true,
+                     *       "status": "active",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "failing_since": null,
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null,
+                     *       "previous_secret_expires_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "previous_expires_in": 3600
+                 *     }
+                 */
+                "application/json": components["schemas"]["RotateSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The new secret, shown this once, and when the previous one stops signing. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "whsec_Qm9vdHN0cmFwRVhBTVBMRXNlY3JldEtleTAxMjM0NTY=",
+                     *       "previous_expires_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RotatedSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendTestWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "project.created"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TestEventRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the test delivery, sent once; read it in the history for the attempt. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "delivery_id": "dlv_8r3t5y7u9i1o2p4a6s8d0f2g"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TestEventAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    enableWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, active again. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_5n2b8v4c6x1z3m7k9q0w2e4r",
+                     *       "url": "https://hooks.example.com/workspace",
+                     *       "events": [
+                     *         "project.created",
+                     *         "project.updated"
+                     *       ],
+                     *       "active": true,
+                     *       "status": "active",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "failing_since": null,
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null,
+                     *       "previous_secret_expires_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listDeliveries: {
         parameters: {
             query?: {
@@ -1620,7 +2052,7 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor from a previous page. */
                 cursor?: string;
-                /** @description delivered; retrying: failed at least once and waits for its next automatic attempt (next_attempt_at); pending: waits for its first attempt, or for a replay; failed: permanently failed (schedule used up, or a replay failed); cancelled: its subscription was deleted before it was sent. */
+                /** @description delivered; retrying: failed at least once and waits for its next automatic attempt (next_attempt_at); pending: waits for its first attempt, or for a replay; failed: permanently failed (schedule used up, or a replay failed); cancelled: its subscription was deleted, or was disabled, before it was sent (see cancel_reason). */
                 status?: components["schemas"]["DeliveryStatus"];
                 event?: components["schemas"]["EventType"];
                 /** @description Deliveries created at or after this time. */
@@ -1662,6 +2094,8 @@ export interface operations {
                      *           "last_error": null,
                      *           "last_attempt_at": "2026-11-22T10:05:12.345Z",
                      *           "replayed": false,
+                     *           "test": false,
+                     *           "cancel_reason": null,
                      *           "created_at": "2026-11-22T09:30:00.000Z",
                      *           "updated_at": "2026-11-22T10:05:12.345Z"
                      *         }
@@ -1715,6 +2149,8 @@ export interface operations {
                      *       "last_error": null,
                      *       "last_attempt_at": "2026-11-22T10:05:12.345Z",
                      *       "replayed": false,
+                     *       "test": false,
+                     *       "cancel_reason": null,
                      *       "created_at": "2026-11-22T09:30:00.000Z",
                      *       "updated_at": "2026-11-22T10:05:12.345Z",
                      *       "payload": "{\"event\":\"project.created\",\"timestamp\":\"2026-11-22T09:30:00.000Z\",\"data\":{\"project_id\":\"proj_40zapspamjlk10kmts7pcdbq\",\"name\":\"Apollo\",\"description\":\"Guidance computer, second revision\",\"status\":\"active\",\"created_at\":\"2026-11-22T09:30:00.000Z\",\"updated_at\":\"2026-11-22T09:30:00.000Z\"}}",
@@ -1793,6 +2229,8 @@ export interface operations {
                      *       "last_error": null,
                      *       "last_attempt_at": "2026-11-22T10:05:12.345Z",
                      *       "replayed": true,
+                     *       "test": false,
+                     *       "cancel_reason": null,
                      *       "created_at": "2026-11-22T09:30:00.000Z",
                      *       "updated_at": "2026-11-22T10:05:12.345Z"
                      *     }

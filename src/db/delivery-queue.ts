@@ -23,12 +23,19 @@ export interface DeliveryQueue {
   close(): Promise<void>;
 }
 
+/** How completions move their subscriptions' failure streaks (CONTRACT 11). */
+export interface QueueHealth {
+  /** WEBHOOK_DISABLE_AFTER in ms; null or absent: only a 410 Gone disables. */
+  disableAfterMs?: number | null;
+}
+
 /** The repository in `store.transaction` (PostgreSQL, whose I/O is asynchronous anyway; tests). */
-export function storeDeliveryQueue(store: Store): DeliveryQueue {
+export function storeDeliveryQueue(store: Store, health: QueueHealth = {}): DeliveryQueue {
+  const disableAfterMs = health.disableAfterMs ?? null;
   return {
     cycle: (owner, completions, claim, at) =>
       store.transaction(async (repos) => {
-        if (completions.length > 0) await repos.deliveries.completeQueueAttempts(owner, [...completions], at);
+        if (completions.length > 0) await repos.deliveries.completeQueueAttempts(owner, [...completions], at, disableAfterMs);
         if (claim === null || claim.limit <= 0) return [];
         const { now, leaseMs, limit, window, excludeWebhooks, perWebhookRoom } = claim;
         return repos.deliveries.claimDueQueueItems({ owner, now, leaseMs, limit, window, excludeWebhooks, perWebhookRoom });
@@ -39,12 +46,12 @@ export function storeDeliveryQueue(store: Store): DeliveryQueue {
 }
 
 /** On a SQLite file, the queue thread (sqlite-queue-thread.ts); otherwise the store's transactions. */
-export async function openDeliveryQueue(database: Pick<Database, 'db' | 'dialect'>, store: Store): Promise<DeliveryQueue> {
-  const fallback = storeDeliveryQueue(store);
+export async function openDeliveryQueue(database: Pick<Database, 'db' | 'dialect'>, store: Store, health: QueueHealth = {}): Promise<DeliveryQueue> {
+  const fallback = storeDeliveryQueue(store, health);
   if (database.dialect !== 'sqlite') return fallback;
   const { rows } = await sql<{ name: string; file: string }>`pragma database_list`.execute(database.db);
   const file = rows.find((r) => r.name === 'main')?.file;
   // An in-memory database has no file another connection could open.
   if (!file) return fallback;
-  return threadDeliveryQueue(database.db, { file }, fallback.nextDueAt);
+  return threadDeliveryQueue(database.db, { file, disableAfterMs: health.disableAfterMs ?? null }, fallback.nextDueAt);
 }

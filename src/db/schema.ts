@@ -323,9 +323,28 @@ export interface WebhooksTable {
   url: string;
   /** JSON array of event names. */
   events: string;
+  /** The signing secret, or its sealed form (`wsk1:…`) when WEBHOOK_SECRETS_KEY is set (lib/secret-box.ts). */
   secret: string;
   created_at: number;
+  /** 'active' or 'disabled' (CONTRACT 11). */
+  status: ColumnType<WebhookStatus, WebhookStatus | undefined, WebhookStatus>;
+  /** The rotated-out secret (sealed like `secret`), still signing until `secret_previous_expires_at`. */
+  secret_previous: ColumnType<string | null, string | null | undefined, string | null>;
+  secret_previous_expires_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Start of the first failed attempt since the last success; null while healthy. */
+  failing_since: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the streak's 24-hour e-mail was sent. */
+  failing_mail_at: ColumnType<number | null, number | null | undefined, number | null>;
+  disabled_at: ColumnType<number | null, number | null | undefined, number | null>;
+  disabled_reason: ColumnType<WebhookDisabledReason | null, WebhookDisabledReason | null | undefined, WebhookDisabledReason | null>;
+  /** When the disabling's audit row, cancellations and e-mail were done. */
+  disabled_notified_at: ColumnType<number | null, number | null | undefined, number | null>;
+  updated_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
+
+export type WebhookStatus = 'active' | 'disabled';
+/** failing: every attempt failed for WEBHOOK_DISABLE_AFTER; gone: the endpoint answered 410 Gone. */
+export type WebhookDisabledReason = 'failing' | 'gone';
 
 export interface IdempotencyKeysTable {
   org_id: string;
@@ -375,6 +394,10 @@ export interface DeliveriesTable {
   updated_at: number;
   /** Set while a manual replay waits for the worker: that attempt runs outside the automatic schedule. */
   replay_requested_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 1: a test event (POST /v1/webhooks/:id/test): one attempt, never retried, not counted for health. */
+  test: ColumnType<number, number | undefined, number>;
+  /** Why a cancelled delivery was cancelled: `subscription_disabled` (replayable after enabling) or `subscription_deleted`. */
+  cancel_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface DeliveryAttemptsTable {
@@ -383,7 +406,7 @@ export interface DeliveryAttemptsTable {
   org_id: string;
   delivery_id: string;
   attempt_number: number;
-  /** 'automatic' or 'replay'. */
+  /** 'automatic', 'replay' or 'test'. */
   trigger: string;
   started_at: number;
   duration_ms: number;
@@ -487,6 +510,7 @@ export type AuthTokenRow = Selectable<AuthTokensTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type ExportRow = Selectable<ExportsTable>;
 export type NewProject = Insertable<ProjectsTable>;
+export type NewWebhook = Insertable<WebhooksTable>;
 export type ProjectUpdate = Updateable<ProjectsTable>;
 export type ReplayJobRow = Selectable<ReplayJobsTable>;
 export type WorkflowRow = Selectable<WorkflowsTable>;

@@ -4,7 +4,7 @@ import type { Compilable, Kysely } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HOUR_MS } from '../lib/time.js';
 import type { DeliveryQueue, QueueClaim } from './delivery-queue.js';
-import { queueQueries, type AttemptCompletion, type ClaimedDelivery } from './repositories/deliveries-repo.js';
+import { queueQueries, streakUpdates, type AttemptCompletion, type ClaimedDelivery } from './repositories/deliveries-repo.js';
 import type { DB } from './schema.js';
 
 /**
@@ -29,7 +29,7 @@ interface StatementSpec {
   constants: unknown[];
 }
 
-type StatementName = 'insertAttempt' | 'completeDelivery' | 'addHourly' | 'dueScan' | 'lease' | 'cancelUnsendable' | 'claimed';
+type StatementName = 'insertAttempt' | 'completeDelivery' | 'addHourly' | 'dueScan' | 'lease' | 'cancelUnsendable' | 'claimed' | 'streakEnded' | 'streakStarted' | 'disableDue';
 
 interface ThreadData {
   file: string;
@@ -51,6 +51,8 @@ interface CycleRequest {
   owner: string;
   at: number;
   completions: CompletionRecord[];
+  /** The failure streaks these completions start or end (streakUpdates): [org, webhook, succeeded, failingSince, cutoff, gone]. */
+  streaks: [string, string, boolean, number | null, number, number][];
   claim: {
     now: number;
     expiresAt: number;
@@ -99,6 +101,9 @@ function queueThreadMain(load: NodeRequire): void {
   const lease = prepare(s.lease);
   const cancelUnsendable = prepare(s.cancelUnsendable);
   const claimed = prepare(s.claimed);
+  const streakEnded = prepare(s.streakEnded);
+  const streakStarted = prepare(s.streakStarted);
+  const disableDue = prepare(s.disableDue);
   const begin = db.prepare('begin immediate');
   const commit = db.prepare('commit');
 
@@ -113,12 +118,21 @@ function queueThreadMain(load: NodeRequire): void {
         // Recorded only while the delivery exists; its state moves on only while the lease is ours.
         if (insertAttempt.statement.run(...bind(insertAttempt.spec, c.slice(0, 13))).changes === 0) continue;
         completeDelivery.statement.run(...bind(completeDelivery.spec, [deliveryId, owner, c[14], c[15], c[16], c[17], c[18], c[19], at]));
+        // Test events stay out of the subscription's health figures.
+        if (c[4] === 'test') continue;
         const key = `${String(c[1])} ${String(c[13])} ${String(c[20])}`;
         let count = hourly.get(key);
         if (count === undefined) hourly.set(key, (count = [deliveryId, c[1], c[13], c[20], 0, 0]));
         count[c[12] === 'success' ? 4 : 5]++;
       }
       for (const count of hourly.values()) addHourly.statement.run(...bind(addHourly.spec, count));
+      for (const [orgId, webhookId, succeeded, failingSince, cutoff, gone] of request.streaks) {
+        if (succeeded) streakEnded.statement.run(...bind(streakEnded.spec, [orgId, webhookId]));
+        if (failingSince !== null) {
+          streakStarted.statement.run(...bind(streakStarted.spec, [orgId, webhookId, failingSince]));
+          disableDue.statement.run(...bind(disableDue.spec, [orgId, webhookId, gone, cutoff, at]));
+        }
+      }
       const rows: ClaimedRow[] = [];
       const claim = request.claim;
       if (claim !== null) {
@@ -224,6 +238,8 @@ export interface ThreadQueueOptions {
   file: string;
   /** Extra pragmas for the thread's connection. */
   pragmas?: string[];
+  /** WEBHOOK_DISABLE_AFTER in ms; null: only a 410 Gone disables. */
+  disableAfterMs?: number | null;
 }
 
 /**
@@ -245,6 +261,9 @@ export function threadDeliveryQueue(db: Kysely<DB>, options: ThreadQueueOptions,
       lease: compile(db, 4, q.lease),
       cancelUnsendable: compile(db, 3, q.cancelUnsendable),
       claimed: compile(db, 2, q.claimed),
+      streakEnded: compile(db, 2, q.streakEnded),
+      streakStarted: compile(db, 3, q.streakStarted),
+      disableDue: compile(db, 5, q.disableDue),
     },
   };
   // The scan excluding saturated subscriptions: one text per count of exclusions.
@@ -288,12 +307,16 @@ export function threadDeliveryQueue(db: Kysely<DB>, options: ThreadQueueOptions,
       d.last_error,
       Math.floor(a.started_at / HOUR_MS),
     ]);
-    if (claim === null || claim.limit <= 0) return { owner, at, completions: records, claim: null };
+    const streaks = streakUpdates(completions, options.disableAfterMs ?? null).map(
+      (u) => [u.orgId, u.webhookId, u.succeeded, u.failingSince, u.cutoff, u.gone] satisfies CycleRequest['streaks'][number],
+    );
+    if (claim === null || claim.limit <= 0) return { owner, at, completions: records, streaks, claim: null };
     const { limit, now, excludeWebhooks } = claim;
     return {
       owner,
       at,
       completions: records,
+      streaks,
       claim: {
         now,
         expiresAt: now + claim.leaseMs,

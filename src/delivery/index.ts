@@ -6,6 +6,7 @@ import { startRunEngine, type RunEngineOptions } from '../workflows/run-engine.j
 import { createDeliveryWorker, type DeliveryWorkerTuning } from './worker.js';
 import { startLifecycleJob } from '../lifecycle/lifecycle-job.js';
 import { startExportJob } from '../exports/export-job.js';
+import { startWebhookHealthJob } from './health-job.js';
 
 export interface RunningWorker {
   stop(): Promise<void>;
@@ -18,6 +19,8 @@ export interface RunningWorker {
 export interface StartDeliveryWorkerOptions extends DeliveryWorkerTuning {
   /** Trusted CA(s) for the receivers, replacing Node's (tests with a self-signed receiver). */
   ca?: DeliveryAgentOptions['ca'];
+  /** The webhook health sweep's poll; default the poll interval given, else 10 s. */
+  healthPollMs?: number;
   /** The workflow run engine that runs beside the delivery loop. */
   runs?: RunEngineOptions;
 }
@@ -40,7 +43,7 @@ export async function startDeliveryWorker(container: Container, options: StartDe
     connectTimeoutMs: config.webhookTimeoutMs,
     ...(options.ca !== undefined ? { ca: options.ca } : {}),
   });
-  const queue = await openDeliveryQueue(container.database, store);
+  const queue = await openDeliveryQueue(container.database, store, { disableAfterMs: config.webhookDisableAfterMs });
   const worker = createDeliveryWorker(
     {
       config,
@@ -52,6 +55,7 @@ export async function startDeliveryWorker(container: Container, options: StartDe
       queue,
       onAttemptFinished: (outcome) => container.metrics.deliveryAttempt(outcome),
       tracing: container.tracing,
+      secrets: container.secretBox,
       housekeeping: [
         { name: 'audit log', run: () => container.services.audit.prune() },
         { name: 'expired sessions', run: () => container.services.sessions.prune() },
@@ -69,6 +73,7 @@ export async function startDeliveryWorker(container: Container, options: StartDe
   );
   const lifecycle = startLifecycleJob(container, { pollMs: options.pollIntervalMs });
   const exports = startExportJob(container, { pollMs: options.pollIntervalMs });
+  const health = startWebhookHealthJob(container, { pollMs: options.healthPollMs ?? options.pollIntervalMs });
   logger.info({ concurrency: config.webhookConcurrency, per_subscription: config.webhookPerSubscriptionConcurrency }, 'delivery worker started');
   return {
     kick: () => {
@@ -77,9 +82,11 @@ export async function startDeliveryWorker(container: Container, options: StartDe
       runEngine.kick();
       lifecycle.kick();
       exports.kick();
+      health.kick();
     },
     runsAdvanced: () => runEngine.advanced(),
     async stop() {
+      await health.stop();
       await exports.stop();
       await lifecycle.stop();
       await runEngine.stop();

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { signBody } from './signing.js';
+import { signatureHeaders, type SigningSecrets } from './signing.js';
 
 /** Bytes of the response body kept in the history; the rest is never read. */
 export const RESPONSE_BODY_LIMIT = 64 * 1024;
@@ -8,7 +8,8 @@ export const USER_AGENT = 'WorkspaceService-Webhooks/1.0 (+https://github.com/wo
 
 export interface AttemptRequest {
   url: string;
-  secret: string;
+  /** The secrets valid at the attempt's start (opened: never the stored, sealed form). */
+  secrets: SigningSecrets;
   /** The stored event body: sent byte for byte and signed as is. */
   body: string;
   eventType: string;
@@ -17,6 +18,8 @@ export interface AttemptRequest {
   attemptNumber: number;
   /** W3C trace context for the receiver (the delivery span, or the event's stored context); none when untraced. */
   traceparent?: string | null;
+  /** A test event (POST /v1/webhooks/:id/test): sent with `X-Service-Test: true`. */
+  test?: boolean;
 }
 
 export interface AttemptResult {
@@ -36,17 +39,20 @@ export interface SendOptions {
   now: () => number;
 }
 
-export function deliveryHeaders(req: AttemptRequest, bytes: Buffer): Record<string, string> {
-  return {
+/** The request headers of one attempt; `startedAt` (ms) is its start, signed as `webhook-timestamp`. */
+export function deliveryHeaders(req: AttemptRequest, bytes: Buffer, startedAt: number): Record<string, string> {
+  const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
     'x-service-event': req.eventType,
     'x-service-event-id': req.eventId,
     'x-service-delivery-id': req.deliveryId,
     'x-service-delivery-attempt': String(req.attemptNumber),
-    'x-service-signature': signBody(req.secret, bytes),
-    ...(req.traceparent ? { traceparent: req.traceparent } : {}),
+    ...signatureHeaders(req.secrets, req.eventId, Math.floor(startedAt / 1000), bytes),
   };
+  if (req.test) headers['x-service-test'] = 'true';
+  if (req.traceparent) headers.traceparent = req.traceparent;
+  return headers;
 }
 
 /** Response headers as undici hands them to a dispatch handler. */
@@ -237,8 +243,9 @@ function storableBody(chunks: Buffer[], size: number): string {
 export function sendAttempt(req: AttemptRequest, options: SendOptions): Promise<AttemptResult> {
   return new Promise((resolve) => {
     const bytes = Buffer.from(req.body, 'utf8');
-    const requestHeaders = deliveryHeaders(req, bytes);
-    const attempt = new Attempt(options.now(), requestHeaders, options.timeoutMs, resolve);
+    const startedAt = options.now();
+    const requestHeaders = deliveryHeaders(req, bytes, startedAt);
+    const attempt = new Attempt(startedAt, requestHeaders, options.timeoutMs, resolve);
     let target: Target;
     try {
       target = targetOf(req.url);

@@ -13,6 +13,8 @@ import { HOUR_MS, type Clock } from '../lib/time.js';
 import type { Tracing } from '../tracing/tracing.js';
 import { sendAttempt, type AttemptRequest, type AttemptResult } from './sender.js';
 import { createWakeTimer } from '../lib/wake-timer.js';
+import { createSecretBox, type SecretBox } from '../lib/secret-box.js';
+import type { SigningSecrets } from './signing.js';
 
 /** A subscription URL as a span shows it: no query string or credentials, which may carry secrets. */
 function safeUrl(url: string): { full: string; host: string; port: number } | null {
@@ -22,6 +24,11 @@ function safeUrl(url: string): { full: string; host: string; port: number } | nu
   } catch {
     return null;
   }
+}
+
+/** An attempt that never went out (its secret did not open): a failure with a reason, retried as any other. */
+function unsent(startedAt: number, error: string): AttemptResult {
+  return { success: false, startedAt, durationMs: 0, requestHeaders: {}, status: null, responseHeaders: null, responseBody: null, error };
 }
 
 /** Hours of the attempts-per-hour roll-up kept (31 days). */
@@ -45,6 +52,8 @@ export interface DeliveryWorkerDeps {
   housekeeping?: readonly { name: string; run: () => Promise<number> }[];
   /** Each attempt is a span continuing its event's trace (off: no span, the stored context is passed on). */
   tracing?: Tracing;
+  /** Opens the stored (sealed) signing secrets; default: stored as given (no WEBHOOK_SECRETS_KEY). */
+  secrets?: SecretBox;
 }
 
 /** An attempt sent, its outcome waiting to be recorded. */
@@ -92,7 +101,8 @@ export interface DeliveryWorker {
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryWorkerTuning = {}): DeliveryWorker {
   const { config, store, clock, logger, dispatcher, tracing } = deps;
-  const queue = deps.queue ?? storeDeliveryQueue(store);
+  const queue = deps.queue ?? storeDeliveryQueue(store, { disableAfterMs: config.webhookDisableAfterMs });
+  const box = deps.secrets ?? createSecretBox([]);
   const owner = tuning.workerId ?? `wkr_${randomBytes(8).toString('hex')}`;
   const pollMs = tuning.pollIntervalMs ?? 1000;
   const leaseMs = tuning.leaseMs ?? 2 * config.webhookTimeoutMs + 5_000;
@@ -256,15 +266,25 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
    * event (the request that caused it), and whose own context travels to the receiver in `traceparent`.
    */
   function attempt(item: ClaimedDelivery, attemptNumber: number): Promise<AttemptResult> {
+    let secrets: SigningSecrets;
+    try {
+      secrets = signingSecrets(item, clock.now());
+    } catch (err) {
+      // Start-up checks the key against every stored secret; a value that still does not open is not sent
+      // unsigned or badly signed: the attempt fails and is retried on the schedule.
+      logger.error({ err, webhook_id: item.webhook_id }, 'delivery worker: cannot open the signing secret');
+      return Promise.resolve(unsent(clock.now(), 'signing secret unavailable: it does not open with WEBHOOK_SECRETS_KEY'));
+    }
     const request: AttemptRequest = {
       url: item.url,
-      secret: item.secret,
+      secrets,
       body: item.body,
       eventType: item.event_type,
       eventId: item.event_id,
       deliveryId: item.id,
       attemptNumber,
       traceparent: item.trace_parent,
+      test: item.test === 1,
     };
     if (!tracing?.enabled) return sendAttempt(request, sendOptions);
     const target = safeUrl(item.url);
@@ -284,6 +304,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
       if (!result.success) span.fail(result.error ?? 'delivery failed');
       return result;
     });
+  }
+
+  /** The secrets valid now: the current one, and a rotated-out one until its expiry (CONTRACT 11). */
+  function signingSecrets(item: ClaimedDelivery, now: number): SigningSecrets {
+    const previousValid = item.secret_previous !== null && item.secret_previous_expires_at !== null && item.secret_previous_expires_at > now;
+    return { current: box.open(item.secret), previous: previousValid ? box.open(item.secret_previous!) : null };
   }
 
   function start(item: ClaimedDelivery): void {
@@ -309,11 +335,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   function completionOf(item: ClaimedDelivery, attemptNumber: number, result: AttemptResult): Finished {
     const now = clock.now();
     const replay = item.replay_requested_at !== null;
+    const test = item.test === 1 && !replay;
     let next: Pick<DeliveryRow, 'status' | 'failure_count' | 'next_attempt_at'>;
     if (result.success) {
       next = { status: 'delivered', failure_count: item.failure_count, next_attempt_at: null };
-    } else if (replay) {
-      // A replay is one attempt outside the schedule: its failure leaves the delivery failed, no retries.
+    } else if (replay || test) {
+      // A replay or a test event is one attempt outside the schedule: its failure leaves the delivery failed, no retries.
       next = { status: 'failed', failure_count: item.failure_count, next_attempt_at: null };
     } else {
       const failures = item.failure_count + 1;
@@ -332,7 +359,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
           org_id: item.org_id,
           delivery_id: item.id,
           attempt_number: attemptNumber,
-          trigger: replay ? 'replay' : 'automatic',
+          trigger: replay ? 'replay' : test ? 'test' : 'automatic',
           started_at: result.startedAt,
           duration_ms: result.durationMs,
           request_headers: JSON.stringify(result.requestHeaders),

@@ -6,7 +6,7 @@ import type { Store } from '../db/store.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
 import type { EventType } from './events.js';
-import { requireWebhook } from './webhooks-service.js';
+import { requireActiveWebhook, requireWebhook } from './webhooks-service.js';
 import { requireWritable } from './workspace.js';
 
 export type { HistoryState } from '../db/repositories/deliveries-repo.js';
@@ -19,6 +19,8 @@ export const HISTORY_STATES: readonly HistoryState[] = ['delivered', 'retrying',
  * index (a status other than Failed, an event): the page's cost stays bounded at any size of history.
  */
 export const HISTORY_SCAN_LIMIT = 5_000;
+
+export type CancelReason = 'subscription_disabled' | 'subscription_deleted';
 
 export interface Delivery {
   id: string;
@@ -36,6 +38,10 @@ export interface Delivery {
   last_attempt_at: string | null;
   /** A replay was made or is queued. */
   replayed: boolean;
+  /** A test event (POST /v1/webhooks/:id/test). */
+  test: boolean;
+  /** Why a cancelled delivery was cancelled: `subscription_disabled` (replayable once enabled) or `subscription_deleted`. */
+  cancel_reason: CancelReason | null;
   created_at: string;
   updated_at: string;
 }
@@ -43,7 +49,7 @@ export interface Delivery {
 export interface DeliveryAttempt {
   id: string;
   attempt_number: number;
-  trigger: 'automatic' | 'replay';
+  trigger: 'automatic' | 'replay' | 'test';
   outcome: 'success' | 'failure';
   started_at: string;
   duration_ms: number;
@@ -80,6 +86,8 @@ export function toDelivery(row: DeliveryRow, summary?: { lastAttemptAt: number; 
     last_error: row.last_error,
     last_attempt_at: summary ? toIso(summary.lastAttemptAt) : null,
     replayed: row.replay_requested_at !== null || (summary?.replayed ?? false),
+    test: row.test === 1,
+    cancel_reason: row.status === 'cancelled' ? (row.cancel_reason === 'subscription_disabled' ? 'subscription_disabled' : 'subscription_deleted') : null,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -89,7 +97,7 @@ export function toAttempt(row: DeliveryAttemptRow): DeliveryAttempt {
   return {
     id: row.id,
     attempt_number: row.attempt_number,
-    trigger: row.trigger === 'replay' ? 'replay' : 'automatic',
+    trigger: row.trigger === 'replay' || row.trigger === 'test' ? row.trigger : 'automatic',
     outcome: row.outcome === 'success' ? 'success' : 'failure',
     started_at: toIso(row.started_at),
     duration_ms: row.duration_ms,
@@ -223,7 +231,7 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
     async get(actor: Actor, webhookId: string | null, deliveryId: string): Promise<DeliveryDetail> {
       authorize(actor, 'webhooks', 'read');
       const { orgId } = actor;
-      if (webhookId !== null) await requireWebhook(store.repos, orgId, webhookId);
+      if (webhookId !== null) await requireActiveWebhook(store.repos, orgId, webhookId);
       const row = await requireDelivery(orgId, webhookId, deliveryId);
       const [attempts, event] = await Promise.all([
         store.repos.deliveries.listAttempts(orgId, deliveryId),
@@ -241,7 +249,7 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
       await requireWritable(store.repos, actor);
       const { orgId } = actor;
       // Addressed through a subscription (the API's route), a deleted one is not found, as for reading.
-      if (webhookId !== null) await requireWebhook(store.repos, orgId, webhookId);
+      if (webhookId !== null) await requireActiveWebhook(store.repos, orgId, webhookId);
       const row = await requireDelivery(orgId, webhookId, deliveryId);
       if (webhookId === null && !(await store.repos.webhooks.findById(orgId, row.webhook_id))) {
         throw errors.conflict('the subscription of this delivery was deleted; it cannot be replayed');

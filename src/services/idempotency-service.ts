@@ -1,3 +1,4 @@
+import type { SecretBox } from '../lib/secret-box.js';
 import { createHash } from 'node:crypto';
 import { errors, fieldError } from '../errors.js';
 import type { Clock } from '../lib/time.js';
@@ -33,7 +34,7 @@ export function fingerprint(method: string, path: string, body: unknown): string
  * row in state in_flight); its response is stored when it finishes. A 5xx or a 400 releases the key so
  * the client's retry (or corrected request) runs again.
  */
-export function createIdempotencyService({ store, clock }: { store: Store; clock: Clock }) {
+export function createIdempotencyService({ store, clock, box }: { store: Store; clock: Clock; box: SecretBox }) {
   return {
     validateKey(key: string): void {
       if (!KEY_PATTERN.test(key)) throw fieldError('Idempotency-Key', 'must be 1 to 255 printable ASCII characters');
@@ -67,14 +68,15 @@ export function createIdempotencyService({ store, clock }: { store: Store; clock
         }
         throw errors.conflict('a request with this Idempotency-Key is still in progress');
       }
-      return { kind: 'replay', status: existing.response_status, body: existing.response_body ?? '' };
+      return { kind: 'replay', status: existing.response_status, body: existing.response_body === null ? '' : box.open(existing.response_body) };
     },
 
     async finish(orgId: string, apiKeyId: string, key: string, status: number, body: string): Promise<void> {
       // A 400 is a refused request (a field rule a service checks), not an executed one: like a schema
       // failure it stores nothing, so the corrected request can use the same key.
       if (status >= 500 || status === 400) await store.repos.idempotency.release(orgId, apiKeyId, key);
-      else await store.repos.idempotency.complete(orgId, apiKeyId, key, status, body);
+      // Sealed with WEBHOOK_SECRETS_KEY: a stored response may hold a signing secret or an API key, shown once.
+      else await store.repos.idempotency.complete(orgId, apiKeyId, key, status, box.seal(body));
     },
 
     async purgeExpired(): Promise<number> {

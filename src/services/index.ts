@@ -16,6 +16,7 @@ import type { RunsService } from './runs-service.js';
 import type { TasksService } from './tasks-service.js';
 import type { UsageService } from './usage-service.js';
 import type { WebhooksService } from './webhooks-service.js';
+import type { WebhookHealthService } from './webhook-health-service.js';
 import type { WorkflowsService } from './workflows-service.js';
 import type { LifecycleService } from './lifecycle-service.js';
 import type { DeletionService } from './deletion-service.js';
@@ -33,6 +34,7 @@ export interface Services {
   projects: ProjectsService;
   users: UsersService;
   webhooks: WebhooksService;
+  webhookHealth: WebhookHealthService;
   deliveries: DeliveriesService;
   replayJobs: ReplayJobsService;
   workflows: WorkflowsService;

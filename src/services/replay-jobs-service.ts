@@ -5,7 +5,7 @@ import type { ReplayJobRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
-import { requireWebhook } from './webhooks-service.js';
+import { requireActiveWebhook, requireWebhook } from './webhooks-service.js';
 import { requireWritable } from './workspace.js';
 
 /** The most deliveries one bulk replay takes (DASHBOARD 6); a second request takes the next ones. */
@@ -94,7 +94,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
       const { orgId } = actor;
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
-        await requireWebhook(repos, orgId, webhookId);
+        await requireActiveWebhook(repos, orgId, webhookId);
         const found = await repos.deliveries.failedSince(orgId, webhookId, since, MAX_BULK_REPLAY + 1);
         const ids = found.slice(0, MAX_BULK_REPLAY);
         const job: ReplayJobRow = {

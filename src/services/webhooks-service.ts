@@ -1,13 +1,15 @@
 import { errors, fieldError } from '../errors.js';
-import { newId, randomToken } from '../lib/ids.js';
+import { randomBytes } from 'node:crypto';
+import { newId } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
-import type { WebhookRow } from '../db/schema.js';
+import type { WebhookDisabledReason, WebhookRow, WebhookStatus } from '../db/schema.js';
 import type { Repositories } from '../db/repositories/index.js';
 import type { Store } from '../db/store.js';
 import { assertPublicWebhookUrl, SsrfBlockedError } from '../delivery/ssrf.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
-import type { EventType } from './events.js';
+import { EVENT_TYPES, type EventType } from './events.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 import { requireWritable } from './workspace.js';
 
@@ -15,9 +17,17 @@ export interface Webhook {
   id: string;
   url: string;
   events: EventType[];
-  active: true;
-  status: 'active';
+  /** true exactly when `status` is `active` (CONTRACT 6). */
+  active: boolean;
+  status: WebhookStatus;
   created_at: string;
+  /** Start of the current failure streak (every attempt since has failed); null while healthy. */
+  failing_since: string | null;
+  disabled_at: string | null;
+  /** failing: every attempt failed for WEBHOOK_DISABLE_AFTER; gone: the endpoint answered 410 Gone. */
+  disabled_reason: WebhookDisabledReason | null;
+  /** Until when a rotated-out secret still signs beside the current one; null when none does. */
+  previous_secret_expires_at: string | null;
 }
 
 /** Only the creation response carries the secret. */
@@ -29,21 +39,72 @@ export interface CreateWebhookInput {
   secret?: string | undefined;
 }
 
-export function toWebhook(row: WebhookRow): Webhook {
+export interface UpdateWebhookInput {
+  url?: string | undefined;
+  events?: EventType[] | undefined;
+}
+
+export interface RotateSecretInput {
+  secret?: string | undefined;
+  /** Seconds the previous secret keeps signing: 0 to 604,800 (7 days); default 86,400. */
+  previous_expires_in?: number | undefined;
+}
+
+export interface RotatedSecret {
+  secret: string;
+  /** When the previous secret stops signing (now, for a window of 0). */
+  previous_expires_at: string;
+}
+
+export const DEFAULT_PREVIOUS_EXPIRES_IN = 86_400;
+export const MAX_PREVIOUS_EXPIRES_IN = 604_800;
+
+const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(Number(ms)));
+
+export function toWebhook(row: WebhookRow, now: number = Date.now()): Webhook {
+  const previousExpires = row.secret_previous !== null && row.secret_previous_expires_at !== null && Number(row.secret_previous_expires_at) > now ? row.secret_previous_expires_at : null;
   return {
     id: row.id,
     url: row.url,
     events: JSON.parse(row.events) as EventType[],
-    active: true,
-    status: 'active',
+    active: row.status === 'active',
+    status: row.status,
     created_at: toIso(row.created_at),
+    failing_since: isoOrNull(row.failing_since),
+    disabled_at: isoOrNull(row.disabled_at),
+    disabled_reason: row.disabled_reason,
+    previous_secret_expires_at: isoOrNull(previousExpires),
   };
+}
+
+/** A new signing secret: `whsec_` + 32 random bytes in standard, padded base64 (CONTRACT 6). */
+export function generateSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * A chosen secret that starts with `whsec_` is keyed by its base64-decoded part (CONTRACT 7), so that part
+ * must be base64 (standard or url-safe alphabet), or no Standard Webhooks library could verify with it.
+ */
+function checkChosenSecret(secret: string): void {
+  if (!secret.startsWith('whsec_')) return;
+  const encoded = secret.slice('whsec_'.length);
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded) || Buffer.from(encoded, 'base64').length === 0) {
+    throw fieldError('secret', 'starting with whsec_, must continue with base64 (or choose a secret without that prefix)');
+  }
 }
 
 /** The organisation's subscription, or a 404: every service that works under a subscription starts here. */
 export async function requireWebhook(repos: Repositories, orgId: string, webhookId: string): Promise<WebhookRow> {
   const row = await repos.webhooks.findById(orgId, webhookId);
   if (!row) throw errors.notFound('webhook');
+  return row;
+}
+
+/** The subscription, or a 404; a disabled one is a 409 (nothing is sent to it until it is enabled). */
+export async function requireActiveWebhook(repos: Repositories, orgId: string, webhookId: string): Promise<WebhookRow> {
+  const row = await requireWebhook(repos, orgId, webhookId);
+  if (row.status !== 'active') throw errors.conflict('the subscription is disabled: enable it first, then replay');
   return row;
 }
 
@@ -85,29 +146,45 @@ export interface WebhooksServiceDeps {
   store: Store;
   clock: Clock;
   allowPrivateNetworks: boolean;
+  /** Seals secrets for storage (WEBHOOK_SECRETS_KEY); without a key they are stored as given. */
+  secrets: SecretBox;
+  /** The example `data` of each event (the OpenAPI document's), sent by test events. */
+  eventExamples: Readonly<Record<EventType, Record<string, unknown>>>;
 }
 
-export function createWebhooksService({ store, clock, allowPrivateNetworks }: WebhooksServiceDeps) {
+/** Duplicates are dropped, keeping the order in which names were first given. */
+const uniqueEvents = (events: readonly EventType[]) => [...new Set(events)];
+
+export function createWebhooksService({ store, clock, allowPrivateNetworks, secrets, eventExamples }: WebhooksServiceDeps) {
+  const view = (row: WebhookRow) => toWebhook(row, clock.now());
+
+  /** The checks every change shares, in the contract's order: role, then read-only, then the 404. */
+  async function changeable(actor: Actor, webhookId: string): Promise<WebhookRow> {
+    authorize(actor, 'webhooks', 'update');
+    await requireWritable(store.repos, actor);
+    return requireWebhook(store.repos, actor.orgId, webhookId);
+  }
+
   return {
     async list(orgId: string, page: PageRequest): Promise<PageResult<Webhook>> {
       const before = decodeCursor(page.cursor);
       const rows = await store.repos.webhooks.list(orgId, page.limit, before);
-      return pageResult(rows, toWebhook);
+      return pageResult(rows, view);
     },
 
     /** One subscription of the actor's organisation (never its secret); another organisation's is a 404. */
     async get(actor: Actor, webhookId: string): Promise<Webhook> {
       authorize(actor, 'webhooks', 'read');
-      return toWebhook(await requireWebhook(store.repos, actor.orgId, webhookId));
+      return view(await requireWebhook(store.repos, actor.orgId, webhookId));
     },
 
     async create(actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
       authorize(actor, 'webhooks', 'create');
       await requireWritable(store.repos, actor);
       checkUrl(input.url, allowPrivateNetworks);
-      const secret = input.secret ?? `whsec_${randomToken(32)}`;
-      // Duplicates are dropped, keeping the order in which names were first given.
-      const events = [...new Set(input.events)];
+      if (input.secret !== undefined) checkChosenSecret(input.secret);
+      const secret = input.secret ?? generateSecret();
+      const events = uniqueEvents(input.events);
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
         const inserted = await repos.webhooks.insert({
@@ -115,7 +192,7 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks }: We
           org_id: actor.orgId,
           url: input.url,
           events: JSON.stringify(events),
-          secret,
+          secret: secrets.seal(secret),
           created_at: now,
         });
         // The secret is never audited; that one was chosen (or generated) is.
@@ -127,8 +204,115 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks }: We
         });
         return inserted;
       });
-      const { active, status, created_at, ...rest } = toWebhook(row);
+      const { active, status, created_at, ...rest } = view(row);
       return { ...rest, secret, active, status, created_at };
+    },
+
+    /**
+     * PATCH: a new URL (the create rules, SSRF checks included) and/or a new event list. The worker reads the
+     * URL when it claims a delivery, so waiting and later attempts go to the new one.
+     */
+    async update(actor: Actor, webhookId: string, input: UpdateWebhookInput): Promise<Webhook> {
+      if (input.url !== undefined) checkUrl(input.url, allowPrivateNetworks);
+      const existing = await changeable(actor, webhookId);
+      const changes: { url?: string; events?: string } = {};
+      const audit: Record<string, { old: unknown; new: unknown }> = {};
+      if (input.url !== undefined && input.url !== existing.url) {
+        changes.url = input.url;
+        audit.url = { old: existing.url, new: input.url };
+      }
+      if (input.events !== undefined) {
+        const events = uniqueEvents(input.events);
+        const before = JSON.parse(existing.events) as EventType[];
+        if (JSON.stringify(events) !== JSON.stringify(before)) {
+          changes.events = JSON.stringify(events);
+          audit.events = { old: before, new: events };
+        }
+      }
+      // Nothing to change answers the object as it is, with no audit row (an idempotent PATCH).
+      if (Object.keys(changes).length === 0) return view(existing);
+      const now = clock.now();
+      const row = await store.transaction(async (repos) => {
+        const updated = await repos.webhooks.update(actor.orgId, webhookId, { ...changes, updated_at: now });
+        if (!updated) throw errors.notFound('webhook');
+        await recordAudit(repos, actor, { action: 'webhook.updated', target: { type: 'webhook', id: webhookId, label: updated.url }, changes: audit, at: now });
+        return updated;
+      });
+      return view(row);
+    },
+
+    /**
+     * A new signing secret (given, or generated); the one it replaces keeps signing for `previous_expires_in`
+     * seconds. A rotation inside an earlier window ends that window's older secret at once: at most two sign.
+     */
+    async rotateSecret(actor: Actor, webhookId: string, input: RotateSecretInput): Promise<RotatedSecret> {
+      if (input.secret !== undefined) checkChosenSecret(input.secret);
+      await changeable(actor, webhookId);
+      const seconds = input.previous_expires_in ?? DEFAULT_PREVIOUS_EXPIRES_IN;
+      const secret = input.secret ?? generateSecret();
+      const now = clock.now();
+      const expiresAt = now + seconds * 1000;
+      await store.transaction(async (repos) => {
+        const current = await repos.webhooks.findById(actor.orgId, webhookId);
+        if (!current) throw errors.notFound('webhook');
+        await repos.webhooks.update(actor.orgId, webhookId, {
+          secret: secrets.seal(secret),
+          // The stored form moves as is: no need to open it.
+          secret_previous: seconds > 0 ? current.secret : null,
+          secret_previous_expires_at: seconds > 0 ? expiresAt : null,
+          updated_at: now,
+        });
+        await recordAudit(repos, actor, {
+          action: 'webhook.secret_rotated',
+          target: { type: 'webhook', id: webhookId, label: current.url },
+          changes: { secret: { old: 'previous', new: input.secret ? 'given' : 'generated' }, previous_expires_at: { old: null, new: toIso(expiresAt) } },
+          at: now,
+        });
+      });
+      return { secret, previous_expires_at: toIso(expiresAt) };
+    },
+
+    /**
+     * One delivery of `event` (default the subscription's first) with the OpenAPI example's data, sent once
+     * with `X-Service-Test: true`: never retried, not counted for health, shown in the history as a test.
+     */
+    async sendTest(actor: Actor, webhookId: string, input: { event?: EventType | undefined }): Promise<{ delivery_id: string }> {
+      const row = await changeable(actor, webhookId);
+      const listening = JSON.parse(row.events) as EventType[];
+      const event = input.event ?? listening[0]!;
+      if (!listening.includes(event)) throw fieldError('event', `must be one of this subscription's events: ${listening.join(', ')}`);
+      if (row.status !== 'active') throw errors.conflict('the subscription is disabled: enable it before sending a test event');
+      const now = clock.now();
+      const deliveryId = newId('dlv');
+      const body = JSON.stringify({ event, timestamp: toIso(now), data: eventExamples[event] });
+      await store.transaction(async (repos) => {
+        await repos.events.insertTestEvent({ id: newId('evt'), org_id: actor.orgId, type: event, body, occurred_at: now }, deliveryId, webhookId);
+        await recordAudit(repos, actor, { action: 'webhook.test_sent', target: { type: 'webhook', id: webhookId, label: row.url }, changes: { event: { old: null, new: event } }, at: now });
+      });
+      return { delivery_id: deliveryId };
+    },
+
+    /**
+     * A disabled subscription becomes active again, its failure streak forgotten. Its deliveries cancelled
+     * while disabled are sent by a replay of failed deliveries. Enabling an active one changes nothing.
+     */
+    async enable(actor: Actor, webhookId: string): Promise<Webhook> {
+      const existing = await changeable(actor, webhookId);
+      if (existing.status === 'active') return view(existing);
+      const now = clock.now();
+      const row = await store.transaction(async (repos) => {
+        const enabled = await repos.webhooks.enable(actor.orgId, webhookId, now);
+        if (!enabled) return (await repos.webhooks.findById(actor.orgId, webhookId)) ?? null;
+        await recordAudit(repos, actor, {
+          action: 'webhook.enabled',
+          target: { type: 'webhook', id: webhookId, label: enabled.url },
+          changes: { status: { old: 'disabled', new: 'active' } },
+          at: now,
+        });
+        return enabled;
+      });
+      if (!row) throw errors.notFound('webhook');
+      return view(row);
     },
 
     /**
@@ -143,7 +327,7 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks }: We
         const existing = await repos.webhooks.findById(orgId, webhookId);
         const deleted = existing && (await repos.webhooks.delete(orgId, webhookId));
         if (!existing || !deleted) throw errors.notFound('webhook');
-        await repos.events.cancelPendingForWebhook(orgId, webhookId, now);
+        await repos.events.cancelPendingForWebhook(orgId, webhookId, now, 'subscription_deleted');
         await recordAudit(repos, actor, { action: 'webhook.deleted', target: { type: 'webhook', id: webhookId, label: existing.url }, at: now });
       });
     },
@@ -151,3 +335,8 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks }: We
 }
 
 export type WebhooksService = ReturnType<typeof createWebhooksService>;
+
+/** Every event's example data, checked complete by the type. */
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}

@@ -9,6 +9,7 @@ import { workflowRunsMigration } from './006-workflow-runs.js';
 import { lifecycleMigration } from './007-lifecycle.js';
 import { authChangesMigration } from './008-auth-changes.js';
 import { eventTraceContextMigration } from './009-event-trace-context.js';
+import { webhookTrustMigration } from './010-webhook-trust.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -27,6 +28,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '007_lifecycle': lifecycleMigration(dialect),
         '008_auth_changes': authChangesMigration(dialect),
         '009_event_trace_context': eventTraceContextMigration(),
+        '010_webhook_trust': webhookTrustMigration(),
       };
     },
   };

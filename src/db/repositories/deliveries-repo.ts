@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type OnConflictDatabase, type OnConflictTables } from 'kysely';
-import type { DB, DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
+import type { DB, DeliveryAttemptRow, DeliveryRow, DeliveryStatus, WebhookDisabledReason } from '../schema.js';
 import type { Executor, RepoContext } from './executor.js';
 import { HOUR_MS } from '../../lib/time.js';
 import { prepared } from './prepared.js';
@@ -82,6 +82,8 @@ const addHourlyIfRecordedQuery = (db: Executor, deliveryId: string, orgId: strin
 export function hourlyCounts(completions: readonly AttemptCompletion[]): HourlyCount[] {
   const counts = new Map<string, HourlyCount>();
   for (const { attempt, webhookId } of completions) {
+    // Test events are not deliveries of the subscription's events: they stay out of its health figures.
+    if (attempt.trigger === 'test') continue;
     const hour = Math.floor(attempt.started_at / HOUR_MS);
     const key = `${attempt.org_id}\u0000${webhookId}\u0000${String(hour).padStart(12, '0')}`;
     let count = counts.get(key);
@@ -117,7 +119,8 @@ const claimedQuery = (db: Executor, seq: number, owner: string) =>
   db
     .selectFrom('deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
-    .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'd.webhook_id').onRef('w.org_id', '=', 'd.org_id'))
+    // A disabled subscription sends nothing (CONTRACT 11): its claimed rows are cancelled below, with the reason.
+    .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'd.webhook_id').onRef('w.org_id', '=', 'd.org_id').on('w.status', '=', 'active'))
     // An organisation being deleted sends nothing more (DASHBOARD 10): its claimed rows are cancelled below.
     .innerJoin('organizations as o', (join) => join.onRef('o.id', '=', 'd.org_id').on('o.state', '!=', 'deleting'))
     .select([
@@ -131,10 +134,13 @@ const claimedQuery = (db: Executor, seq: number, owner: string) =>
       'd.attempt_count',
       'd.failure_count',
       'd.replay_requested_at',
+      'd.test',
       'e.body',
       'e.trace_parent',
       'w.url',
       'w.secret',
+      'w.secret_previous',
+      'w.secret_previous_expires_at',
     ])
     .where('d.seq', '=', seq)
     .where('d.lease_owner', '=', owner);
@@ -145,20 +151,121 @@ const claimedRow = prepared(2, claimedQuery);
 const cancelUnsendableQuery = (db: Executor, seq: number, owner: string, now: number) =>
   db
     .updateTable('deliveries')
-    .set({ status: 'cancelled', next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now })
+    .set((eb) => ({ status: 'cancelled', next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now, cancel_reason: unsendableReason(eb) }))
     .where('seq', '=', seq)
     .where('lease_owner', '=', owner)
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(
           selectFrom('events as e')
-            .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'deliveries.webhook_id').onRef('w.org_id', '=', 'deliveries.org_id'))
+            .innerJoin('webhooks as w', (join) => join.onRef('w.id', '=', 'deliveries.webhook_id').onRef('w.org_id', '=', 'deliveries.org_id').on('w.status', '=', 'active'))
             .innerJoin('organizations as o', (join) => join.onRef('o.id', '=', 'deliveries.org_id').on('o.state', '!=', 'deleting'))
             .select(sql.lit(1).as('one'))
             .whereRef('e.id', '=', 'deliveries.event_id'),
         ),
       ),
     );
+
+/** Why a claimed delivery cannot go out: its subscription is disabled (replayable after enabling), or gone. */
+const unsendableReason = (eb: ExpressionBuilder<DB, 'deliveries'>) =>
+  eb
+    .case()
+    .when(
+      eb.exists(
+        eb
+          .selectFrom('webhooks as w')
+          .select(sql.lit(1).as('one'))
+          .whereRef('w.id', '=', 'deliveries.webhook_id')
+          .whereRef('w.org_id', '=', 'deliveries.org_id')
+          .where('w.status', '=', sql.lit('disabled')),
+      ),
+    )
+    .then(sql.lit('subscription_disabled'))
+    .else(sql.lit('subscription_deleted'))
+    .end();
+
+// A subscription's failure streak (CONTRACT 11), written by the transaction that records the attempt that
+// starts or ends it (streakUpdates below), so health never scans history. A success ends the streak and its
+// 24-hour mail mark; a failure starts one only where none runs; the disabling is a conditional UPDATE that
+// matches only once the streak has lasted WEBHOOK_DISABLE_AFTER (or at once on 410 Gone).
+const streakEndedQuery = (db: Executor, orgId: string, webhookId: string) =>
+  db
+    .updateTable('webhooks')
+    .set({ failing_since: null, failing_mail_at: null })
+    .where('org_id', '=', orgId)
+    .where('id', '=', webhookId)
+    .where('failing_since', 'is not', null);
+const streakStartedQuery = (db: Executor, orgId: string, webhookId: string, since: number) =>
+  db
+    .updateTable('webhooks')
+    .set({ failing_since: since })
+    .where('org_id', '=', orgId)
+    .where('id', '=', webhookId)
+    .where('failing_since', 'is', null)
+    .where('status', '=', sql.lit('active'));
+const disableDueQuery = (db: Executor, orgId: string, webhookId: string, gone: number, cutoff: number, at: number) =>
+  db
+    .updateTable('webhooks')
+    .set((eb) => ({
+      status: 'disabled',
+      disabled_at: at,
+      disabled_reason: eb.case().when(eb.val(gone), '=', 1).then(sql.lit('gone')).else(sql.lit('failing')).end().$castTo<WebhookDisabledReason>(),
+      disabled_notified_at: null,
+      updated_at: at,
+    }))
+    .where('org_id', '=', orgId)
+    .where('id', '=', webhookId)
+    .where('status', '=', sql.lit('active'))
+    .where((eb) => eb.or([eb(eb.val(gone), '=', 1), eb('failing_since', '<=', cutoff)]));
+const streakEndedRow = prepared(2, streakEndedQuery);
+const streakStartedRow = prepared(3, streakStartedQuery);
+const disableDueRow = prepared(5, disableDueQuery);
+
+/** What one batch of completions does to one subscription's failure streak. */
+export interface StreakUpdate {
+  orgId: string;
+  webhookId: string;
+  /** An attempt succeeded: the streak (if any) ended. */
+  succeeded: boolean;
+  /** Start of the first failed attempt after the batch's last success; null when none failed after it. */
+  failingSince: number | null;
+  /** The disabling matches a streak that began at or before this (the last failure's start - WEBHOOK_DISABLE_AFTER); -1: never. */
+  cutoff: number;
+  /** 1 when one of those failures was a 410 Gone: disabled at once. */
+  gone: number;
+}
+
+/** Per subscription, in key order (two workers update webhook rows in one order): test attempts do not count. */
+export function streakUpdates(completions: readonly AttemptCompletion[], disableAfterMs: number | null): StreakUpdate[] {
+  const groups = new Map<string, AttemptCompletion['attempt'][]>();
+  for (const { attempt, webhookId } of completions) {
+    if (attempt.trigger === 'test') continue;
+    const key = `${attempt.org_id}\u0000${webhookId}`;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = []));
+    group.push(attempt);
+  }
+  const updates: StreakUpdate[] = [];
+  for (const key of [...groups.keys()].sort()) {
+    const attempts = groups.get(key)!.sort((a, b) => a.started_at - b.started_at);
+    let lastSuccess = -1;
+    attempts.forEach((a, i) => {
+      if (a.outcome === 'success') lastSuccess = i;
+    });
+    const failures = attempts.slice(lastSuccess + 1);
+    const [orgId, webhookId] = key.split('\u0000') as [string, string];
+    const lastFailure = failures[failures.length - 1];
+    updates.push({
+      orgId,
+      webhookId,
+      succeeded: lastSuccess >= 0,
+      failingSince: failures[0]?.started_at ?? null,
+      cutoff: lastFailure && disableAfterMs !== null ? lastFailure.started_at - disableAfterMs : -1,
+      gone: failures.some((a) => a.response_status === 410) ? 1 : 0,
+    });
+  }
+  return updates;
+}
 
 // Still ours means still pending: a cancellation (subscription deleted) clears the lease. No `status` test,
 // which would lead SQLite's planner onto the status index across the whole backlog.
@@ -204,6 +311,9 @@ export const queueQueries = {
   insertAttempt: insertAttemptQuery,
   completeDelivery: completeDeliveryQuery,
   addHourlyIfRecorded: addHourlyIfRecordedQuery,
+  streakEnded: streakEndedQuery,
+  streakStarted: streakStartedQuery,
+  disableDue: disableDueQuery,
 };
 
 /** A delivery leased by the worker, with what it needs to send: the event's stored body and the subscription. */
@@ -232,11 +342,16 @@ export interface ClaimedDelivery {
   attempt_count: number;
   failure_count: number;
   replay_requested_at: number | null;
+  /** 1: a test event (one attempt, `X-Service-Test: true`, not counted for health). */
+  test: number;
   body: string;
   /** The recording operation's trace context: each attempt continues it (a `traceparent` header). */
   trace_parent: string | null;
   url: string;
+  /** Stored forms (sealed when WEBHOOK_SECRETS_KEY is set): the worker opens them. */
   secret: string;
+  secret_previous: string | null;
+  secret_previous_expires_at: number | null;
 }
 
 export interface AttemptCompletion {
@@ -445,14 +560,14 @@ export function deliveriesRepository(ctx: RepoContext) {
       return rows.map((r) => ({ webhookId: r.webhook_id, delivered: Number(r.delivered), failed: Number(r.failed) }));
     },
 
-    /** Re-queues one finished (delivered or failed) delivery for a replay attempt; false if it is not finished. */
+    /** Re-queues one finished (delivered, failed, or cancelled while disabled) delivery for a replay attempt; false otherwise. */
     async requestReplay(orgId: string, deliveryId: string, at: number): Promise<boolean> {
       const result = await db
         .updateTable('deliveries')
-        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at })
+        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at, cancel_reason: null })
         .where('org_id', '=', orgId)
         .where('id', '=', deliveryId)
-        .where('status', 'in', ['delivered', 'failed'])
+        .where((eb) => eb.or([eb('status', 'in', ['delivered', 'failed']), eb.and([eb('status', '=', 'cancelled'), eb('cancel_reason', '=', 'subscription_disabled')])]))
         .executeTakeFirst();
       const queued = Number(result.numUpdatedRows) > 0;
       // The store wakes the delivery workers (every process) once this commits.
@@ -461,47 +576,58 @@ export function deliveriesRepository(ctx: RepoContext) {
     },
 
     /**
-     * Ids of a subscription's failed deliveries created at or after `since`, oldest first, at most `limit`
-     * (read from the partial index on failed rows).
+     * Ids of a subscription's replayable deliveries created at or after `since`, oldest first, at most
+     * `limit`: the failed ones, and those cancelled while it was disabled (CONTRACT 11: nothing is lost).
+     * Each kind is read from its partial index; test deliveries are not replayed in bulk.
      */
     async failedSince(orgId: string, webhookId: string, since: number, limit: number): Promise<string[]> {
-      const rows = await db
-        .selectFrom('deliveries')
-        .select('id')
-        .where('org_id', '=', orgId)
-        .where('webhook_id', '=', webhookId)
-        .where('status', '=', sql.lit('failed'))
-        .where('created_at', '>=', since)
-        .orderBy('created_at')
-        .orderBy('seq')
-        .limit(limit)
-        .execute();
-      return rows.map((r) => r.id);
+      const read = (status: 'failed' | 'cancelled') =>
+        db
+          .selectFrom('deliveries')
+          .select(['id', 'created_at', 'seq'])
+          .where('org_id', '=', orgId)
+          .where('webhook_id', '=', webhookId)
+          .where('status', '=', sql.lit(status))
+          .where('created_at', '>=', since)
+          .where('test', '=', 0)
+          .$if(status === 'cancelled', (qb) => qb.where('cancel_reason', '=', 'subscription_disabled'))
+          .orderBy('created_at')
+          .orderBy('seq')
+          .limit(limit)
+          .execute();
+      const rows = [...(await read('failed')), ...(await read('cancelled'))];
+      rows.sort((a, b) => a.created_at - b.created_at || a.seq - b.seq);
+      return rows.slice(0, limit).map((r) => r.id);
     },
 
-    /** How many failed deliveries `failedSince` would find, counted in the partial index alone, at most `cap`. */
+    /** How many deliveries `failedSince` would find, counted in the partial indexes, at most `cap`. */
     async countFailedSince(orgId: string, webhookId: string, since: number, cap: number): Promise<number> {
-      const capped = db
-        .selectFrom('deliveries')
-        .select(sql.lit(1).as('one'))
-        .where('org_id', '=', orgId)
-        .where('webhook_id', '=', webhookId)
-        .where('status', '=', sql.lit('failed'))
-        .where('created_at', '>=', since)
-        .limit(cap);
-      const row = await db.selectFrom(capped.as('f')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
-      return Number(row?.n ?? 0);
+      const count = async (status: 'failed' | 'cancelled') => {
+        const capped = db
+          .selectFrom('deliveries')
+          .select(sql.lit(1).as('one'))
+          .where('org_id', '=', orgId)
+          .where('webhook_id', '=', webhookId)
+          .where('status', '=', sql.lit(status))
+          .where('created_at', '>=', since)
+          .where('test', '=', 0)
+          .$if(status === 'cancelled', (qb) => qb.where('cancel_reason', '=', 'subscription_disabled'))
+          .limit(cap);
+        const row = await db.selectFrom(capped.as('f')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
+        return Number(row?.n ?? 0);
+      };
+      return Math.min(cap, (await count('failed')) + (await count('cancelled')));
     },
 
-    /** Re-queues those of `deliveryIds` that are still failed for a replay attempt; returns the ids re-queued. */
+    /** Re-queues those of `deliveryIds` that are still replayable (failed, or cancelled while disabled); returns the ids re-queued. */
     async requestReplayOfFailed(orgId: string, deliveryIds: readonly string[], at: number): Promise<string[]> {
       if (deliveryIds.length === 0) return [];
       const rows = await db
         .updateTable('deliveries')
-        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at })
+        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at, cancel_reason: null })
         .where('org_id', '=', orgId)
         .where('id', 'in', deliveryIds)
-        .where('status', '=', 'failed')
+        .where((eb) => eb.or([eb('status', '=', 'failed'), eb.and([eb('status', '=', 'cancelled'), eb('cancel_reason', '=', 'subscription_disabled')])]))
         .returning('id')
         .execute();
       if (ctx.unit) ctx.unit.workCreated += rows.length;
@@ -566,7 +692,7 @@ export function deliveriesRepository(ctx: RepoContext) {
         const found = new Set(rows.map((r) => r.seq));
         await db
           .updateTable('deliveries')
-          .set({ status: 'cancelled', next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now })
+          .set((eb) => ({ status: 'cancelled', next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now, cancel_reason: unsendableReason(eb) }))
           .where('seq', 'in', seqsLeased.filter((q) => !found.has(q)))
           .where('lease_owner', '=', owner)
           .execute();
@@ -580,7 +706,7 @@ export function deliveriesRepository(ctx: RepoContext) {
      * may have cancelled it meanwhile; the attempt is still history, but the cancellation stands. A delivery
      * that is gone (its organisation was deleted during the send) records nothing.
      */
-    async completeQueueAttempts(owner: string, completions: AttemptCompletion[], at: number): Promise<void> {
+    async completeQueueAttempts(owner: string, completions: AttemptCompletion[], at: number, disableAfterMs: number | null = null): Promise<void> {
       const recorded: AttemptCompletion[] = [];
       for (const completion of completions) {
         const { attempt: a, delivery: d } = completion;
@@ -590,6 +716,13 @@ export function deliveriesRepository(ctx: RepoContext) {
         await completeDeliveryRow.all(ctx, a.delivery_id, owner, d.status, d.attempt_count, d.failure_count, d.next_attempt_at, d.last_status_code, d.last_error, at);
       }
       await addHourly(hourlyCounts(recorded));
+      for (const u of streakUpdates(recorded, disableAfterMs)) {
+        if (u.succeeded) await streakEndedRow.all(ctx, u.orgId, u.webhookId);
+        if (u.failingSince !== null) {
+          await streakStartedRow.all(ctx, u.orgId, u.webhookId, u.failingSince);
+          await disableDueRow.all(ctx, u.orgId, u.webhookId, u.gone, u.cutoff, at);
+        }
+      }
     },
 
     addHourly,

@@ -10,6 +10,12 @@ const insertEventRow = prepared(6, (db, id: string, orgId: string, type: string,
 
 const raw = <R>(db: Executor, query: RawBuilder<R>): Compilable<R> => ({ compile: () => query.compile(db) });
 
+// A disabled subscription (CONTRACT 11) gets its delivery all the same, kept as cancelled with the reason, so
+// that replaying failed deliveries after enabling it sends the events it missed. Literals: one SQL text.
+const deliveryStatus = sql`case when w_status = 'active' then 'pending' else 'cancelled' end`;
+const cancelReason = sql`case when w_status = 'active' then null else 'subscription_disabled' end`;
+const nextAttempt = (at: RawBuilder<unknown>) => sql`case when w_status = 'active' then ${at} else null end`;
+
 /**
  * PostgreSQL: the event, the subscriptions listening to its type and their pending deliveries in one
  * statement (one round trip). The subscriptions are share-locked (FOR SHARE) as before: a concurrent
@@ -26,14 +32,14 @@ const recordPostgres = prepared(
       sql<{ matched: number; overflow: string[] | null }>`with inserted_event as (
   insert into events (id, org_id, type, body, occurred_at, trace_parent) values (${id}, ${orgId}, ${type}, ${body}, ${occurredAt}, ${traceParent})
 ), listening as (
-  select id, seq from webhooks where org_id = ${orgId} and events::jsonb ? ${type} for share
+  select id, seq, status from webhooks where org_id = ${orgId} and events::jsonb ? ${type} for share
 ), numbered as (
-  select id, row_number() over (order by seq)::int as n from listening
+  select id, status as w_status, row_number() over (order by seq)::int as n from listening
 ), ids as (
   select cast(${deliveryIds} as text[]) as a
 ), fan_out as (
-  insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at)
-  select ids.a[n], ${orgId}, ${id}, numbered.id, ${type}, 'pending', 0, 0, cast(${occurredAt} as bigint), cast(${occurredAt} as bigint), cast(${occurredAt} as bigint)
+  insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at, cancel_reason)
+  select ids.a[n], ${orgId}, ${id}, numbered.id, ${type}, ${deliveryStatus}, 0, 0, ${nextAttempt(sql`cast(${occurredAt} as bigint)`)}, cast(${occurredAt} as bigint), cast(${occurredAt} as bigint), ${cancelReason}
   from numbered, ids where n <= cardinality(ids.a) order by n
 )
 select count(*) as matched, array_agg(numbered.id order by n) filter (where n > cardinality(ids.a)) as overflow from numbered, ids`,
@@ -46,15 +52,15 @@ select count(*) as matched, array_agg(numbered.id order by n) filter (where n > 
  * SQLite's write lock, so the subscriptions cannot change in between.
  */
 const listeningSqlite = (db: Executor, orgId: string, type: string) =>
-  sql`select id, row_number() over (order by seq) as n from webhooks
+  sql`select id, status as w_status, row_number() over (order by seq) as n from webhooks
   where org_id = ${orgId} and exists (select 1 from json_each(webhooks.events) where json_each.value = ${type})`;
 const fanOutSqlite = prepared(
   5,
   (db, orgId: string, eventId: string, type: string, occurredAt: number, deliveryIds: string) =>
     raw(
       db,
-      sql<{ webhook_id: string }>`insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at)
-select json_extract(${deliveryIds}, '$[' || (n - 1) || ']'), ${orgId}, ${eventId}, listening.id, ${type}, 'pending', 0, 0, ${occurredAt}, ${occurredAt}, ${occurredAt}
+      sql<{ webhook_id: string }>`insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at, cancel_reason)
+select json_extract(${deliveryIds}, '$[' || (n - 1) || ']'), ${orgId}, ${eventId}, listening.id, ${type}, ${deliveryStatus}, 0, 0, ${nextAttempt(sql`${occurredAt}`)}, ${occurredAt}, ${occurredAt}, ${cancelReason}
 from (${listeningSqlite(db, orgId, type)}) as listening where n <= json_array_length(${deliveryIds}) order by n
 returning webhook_id`,
     ),
@@ -86,30 +92,37 @@ type NewDelivery = Omit<DeliveryRow, 'seq' | 'replay_requested_at'>;
 export function eventsRepository(ctx: RepoContext) {
   const { db } = ctx;
 
-  function pendingDelivery(event: Omit<EventRow, 'seq'>, deliveryId: string, webhookId: string): NewDelivery {
+  function pendingDelivery(event: Omit<EventRow, 'seq'>, deliveryId: string, webhookId: string, active: boolean): NewDelivery {
     return {
       id: deliveryId,
       org_id: event.org_id,
       event_id: event.id,
       webhook_id: webhookId,
       event_type: event.type,
-      status: 'pending',
+      status: active ? 'pending' : 'cancelled',
       attempt_count: 0,
       failure_count: 0,
-      next_attempt_at: event.occurred_at,
+      next_attempt_at: active ? event.occurred_at : null,
       lease_owner: null,
       lease_expires_at: null,
       last_status_code: null,
       last_error: null,
       created_at: event.occurred_at,
       updated_at: event.occurred_at,
+      test: 0,
+      cancel_reason: active ? null : 'subscription_disabled',
     };
   }
 
   /** Subscriptions beyond the ids generated up front (rare: see listenerHints). */
   async function insertMore(event: Omit<EventRow, 'seq'>, webhookIds: string[], newDeliveryId: () => string): Promise<void> {
     if (webhookIds.length === 0) return;
-    await db.insertInto('deliveries').values(webhookIds.map((webhookId) => pendingDelivery(event, newDeliveryId(), webhookId))).execute();
+    const rows = await db.selectFrom('webhooks').select(['id', 'status']).where('org_id', '=', event.org_id).where('id', 'in', webhookIds).execute();
+    const active = new Map(rows.map((r) => [r.id, r.status === 'active']));
+    await db
+      .insertInto('deliveries')
+      .values(webhookIds.map((webhookId) => pendingDelivery(event, newDeliveryId(), webhookId, active.get(webhookId) ?? true)))
+      .execute();
   }
 
   return {
@@ -144,6 +157,17 @@ export function eventsRepository(ctx: RepoContext) {
       return deliveries;
     },
 
+    /**
+     * A test event (POST /v1/webhooks/:id/test): its event row and one pending delivery to the one
+     * subscription, marked `test`, with no fan-out to the organisation's other subscriptions.
+     */
+    async insertTestEvent(input: Omit<EventRow, 'seq' | 'trace_parent'>, deliveryId: string, webhookId: string): Promise<void> {
+      const event: Omit<EventRow, 'seq'> = { ...input, trace_parent: ctx.unit?.traceParent ?? null };
+      await insertEventRow.all(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, event.trace_parent);
+      await db.insertInto('deliveries').values({ ...pendingDelivery(event, deliveryId, webhookId, true), test: 1 }).execute();
+      if (ctx.unit) ctx.unit.workCreated += 1;
+    },
+
     async findEvent(orgId: string, eventId: string): Promise<EventRow | undefined> {
       return db.selectFrom('events').selectAll().where('org_id', '=', orgId).where('id', '=', eventId).executeTakeFirst();
     },
@@ -162,11 +186,11 @@ export function eventsRepository(ctx: RepoContext) {
         .execute();
     },
 
-    /** A deleted subscription's pending deliveries stop at once. */
-    async cancelPendingForWebhook(orgId: string, webhookId: string, at: number): Promise<number> {
+    /** A deleted or disabled subscription's pending deliveries stop at once (a lease held on one is cleared too). */
+    async cancelPendingForWebhook(orgId: string, webhookId: string, at: number, reason: 'subscription_deleted' | 'subscription_disabled'): Promise<number> {
       const result = await db
         .updateTable('deliveries')
-        .set({ status: 'cancelled', next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: at })
+        .set({ status: 'cancelled', next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: at, cancel_reason: reason })
         .where('org_id', '=', orgId)
         .where('webhook_id', '=', webhookId)
         .where('status', '=', 'pending')

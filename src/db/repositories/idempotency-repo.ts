@@ -48,6 +48,24 @@ export function idempotencyRepository({ db }: RepoContext) {
         .execute();
     },
 
+    /** Stored responses, for sealing under WEBHOOK_SECRETS_KEY at start (kept 24 hours: a bounded table). */
+    async storedBodiesAcrossOrgs(): Promise<{ org_id: string; api_key_id: string; key: string; response_body: string }[]> {
+      const rows = await db.selectFrom('idempotency_keys').select(['org_id', 'api_key_id', 'key', 'response_body']).where('response_body', 'is not', null).execute();
+      return rows.map((r) => ({ ...r, response_body: r.response_body! }));
+    },
+
+    /** Replaces a stored response's form only if it is still `was`. */
+    async resealBody(orgId: string, apiKeyId: string, key: string, was: string, sealed: string): Promise<void> {
+      await db
+        .updateTable('idempotency_keys')
+        .set({ response_body: sealed })
+        .where('org_id', '=', orgId)
+        .where('api_key_id', '=', apiKeyId)
+        .where('key', '=', key)
+        .where('response_body', '=', was)
+        .execute();
+    },
+
     async release(orgId: string, apiKeyId: string, key: string): Promise<void> {
       await db
         .deleteFrom('idempotency_keys')

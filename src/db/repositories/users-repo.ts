@@ -63,6 +63,18 @@ export function usersRepository({ db }: RepoContext) {
         .execute();
     },
 
+    /** Active owners and admins: who hears about the organisation's webhooks (CONTRACT 11). */
+    async findActiveAdmins(orgId: string): Promise<UserRow[]> {
+      return db
+        .selectFrom('users')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('role', 'in', ['owner', 'admin'] satisfies Role[])
+        .where('status', '=', 'active' satisfies UserStatus)
+        .orderBy('seq')
+        .execute();
+    },
+
     async countActiveOwners(orgId: string): Promise<number> {
       const row = await db
         .selectFrom('users')

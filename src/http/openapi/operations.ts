@@ -43,6 +43,10 @@ const webhook = {
   active: true,
   status: 'active',
   created_at: at,
+  failing_since: null,
+  disabled_at: null,
+  disabled_reason: null,
+  previous_secret_expires_at: null,
 };
 
 const delivery = {
@@ -57,6 +61,8 @@ const delivery = {
   last_error: null,
   last_attempt_at: later,
   replayed: false,
+  test: false,
+  cancel_reason: null,
   created_at: at,
   updated_at: later,
 };
@@ -126,9 +132,26 @@ export const operationDocs: Record<string, OperationDocs> = {
   createWebhook: {
     response: 'The subscription with its signing `secret`, shown this once.',
     request: { url: 'https://hooks.example.com/workspace', events: ['project.created', 'project.updated'] },
-    example: { ...webhook, secret: 'whsec_3q2-7wEXAMPLEj8Nc1vYkz0Yh5Rp9bT4sLmG6aD2fU0' },
+    example: { ...webhook, secret: 'whsec_3q2+7wEXAMPLEj8Nc1vYkz0Yh5Rp9bT4sLmG6aD2fU0=' },
   },
   deleteWebhook: { response: 'Deleted; its pending deliveries are cancelled.' },
+  getWebhook: { response: 'The subscription, never its secret.', example: webhook },
+  updateWebhook: {
+    response: 'The subscription as changed.',
+    request: { url: 'https://hooks.example.com/v2/workspace', events: ['project.created', 'task.assigned'] },
+    example: { ...webhook, url: 'https://hooks.example.com/v2/workspace', events: ['project.created', 'task.assigned'] },
+  },
+  rotateWebhookSecret: {
+    response: 'The new secret, shown this once, and when the previous one stops signing.',
+    request: { previous_expires_in: 3600 },
+    example: { secret: 'whsec_Qm9vdHN0cmFwRVhBTVBMRXNlY3JldEtleTAxMjM0NTY=', previous_expires_at: later },
+  },
+  sendTestWebhook: {
+    response: 'Accepted: the test delivery, sent once; read it in the history for the attempt.',
+    request: { event: 'project.created' },
+    example: { delivery_id: 'dlv_8r3t5y7u9i1o2p4a6s8d0f2g' },
+  },
+  enableWebhook: { response: 'The subscription, active again.', example: webhook },
 
   listDeliveries: { response: 'A page of deliveries, newest first.', example: { data: [delivery], next_cursor: null } },
   getDelivery: {

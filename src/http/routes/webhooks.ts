@@ -2,10 +2,28 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app-deps.js';
 import { actorOf, principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
-import { CreatedWebhook, CreateWebhookBody, ListWebhooksQuery, WebhookList } from '../schemas/webhooks.js';
+import { NoQuery } from '../schemas/deliveries.js';
+import {
+  CreatedWebhook,
+  CreateWebhookBody,
+  ListWebhooksQuery,
+  RotatedSecret,
+  RotateSecretBody,
+  TestEventAccepted,
+  TestEventBody,
+  UpdateWebhookBody,
+  Webhook,
+  WebhookList,
+} from '../schemas/webhooks.js';
 import { toListEnvelope } from '../../services/pagination.js';
 
 const tags = ['Webhooks'];
+
+/** OpenAPI vendor key marking routes beyond the specification (CONTRACT 11); typed as {} since FastifySchema has no x- keys. */
+const extension: object = { 'x-extension': true };
+
+/** The errors every change of one subscription may answer (CONTRACT 1 and 11). */
+const changeErrors = { ...authErrorResponses, 404: ErrorResponse, 415: ErrorResponse, 422: ErrorResponse };
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
   const webhooks = services.webhooks;
@@ -27,6 +45,88 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
       const webhook = await webhooks.create(actorOf(request), request.body);
       return reply.code(201).send(webhook);
     },
+  });
+
+  app.get('/v1/webhooks/:id', {
+    config: { auth: { resource: 'webhooks', action: 'read' } },
+    schema: {
+      tags,
+      operationId: 'getWebhook',
+      summary: 'Read a webhook subscription, never its secret (extension)',
+      ...extension,
+      params: IdParams,
+      querystring: NoQuery,
+      response: { 200: Webhook, ...authErrorResponses, 404: ErrorResponse },
+    },
+    handler: async (request) => webhooks.get(actorOf(request), request.params.id),
+  });
+
+  app.patch('/v1/webhooks/:id', {
+    config: { auth: { resource: 'webhooks', action: 'update' } },
+    schema: {
+      tags,
+      operationId: 'updateWebhook',
+      summary: "Change a subscription's URL or events (extension)",
+      description: 'The rules of creation apply (https, public host, at most 2,048 characters; known events). Waiting retries and later attempts go to the new URL; the secret and the history stay.',
+      ...extension,
+      params: IdParams,
+      body: UpdateWebhookBody,
+      response: { 200: Webhook, ...changeErrors },
+    },
+    handler: async (request) => webhooks.update(actorOf(request), request.params.id, request.body),
+  });
+
+  app.post('/v1/webhooks/:id/rotate-secret', {
+    config: { auth: { resource: 'webhooks', action: 'update' } },
+    schema: {
+      tags,
+      operationId: 'rotateWebhookSecret',
+      summary: 'Rotate the signing secret, the previous one signing beside it for a while (extension)',
+      description:
+        'The new secret (given, or generated) signs every attempt from now on; the previous one also signs (a second `v1` entry in ' +
+        '`webhook-signature`, and `X-Service-Signature-Previous`) until `previous_expires_at`, then is forgotten. A rotation inside ' +
+        'that window ends the older secret at once. The new secret is shown only in this response.',
+      ...extension,
+      params: IdParams,
+      body: RotateSecretBody,
+      response: { 200: RotatedSecret, ...changeErrors },
+    },
+    handler: async (request) => webhooks.rotateSecret(actorOf(request), request.params.id, request.body),
+  });
+
+  app.post('/v1/webhooks/:id/test', {
+    config: { auth: { resource: 'webhooks', action: 'update' } },
+    schema: {
+      tags,
+      operationId: 'sendTestWebhook',
+      summary: 'Send a test event to the subscription (extension)',
+      description:
+        "One delivery of `event` (one of the subscription's events; default its first) whose `data` is the event's example in this " +
+        'document, with `X-Service-Test: true`. One attempt, never retried, not counted for health; in the history with trigger ' +
+        '`test`. 409 while the subscription is disabled.',
+      ...extension,
+      params: IdParams,
+      body: TestEventBody,
+      response: { 202: TestEventAccepted, ...changeErrors, 409: ErrorResponse },
+    },
+    handler: async (request, reply) => reply.code(202).send(await webhooks.sendTest(actorOf(request), request.params.id, request.body ?? {})),
+  });
+
+  app.post('/v1/webhooks/:id/enable', {
+    config: { auth: { resource: 'webhooks', action: 'update' } },
+    schema: {
+      tags,
+      operationId: 'enableWebhook',
+      summary: 'Enable a disabled subscription (extension; no request body)',
+      description:
+        'The subscription becomes `active` again and its failure streak is forgotten. The deliveries cancelled while it was disabled ' +
+        '(reason `subscription_disabled`) are sent by `POST /v1/webhooks/{id}/replay-failed`. Enabling an active one changes nothing.',
+      ...extension,
+      params: IdParams,
+      querystring: NoQuery,
+      response: { 200: Webhook, ...changeErrors },
+    },
+    handler: async (request) => webhooks.enable(actorOf(request), request.params.id),
   });
 
   // Allowed while the workspace is read-only (DASHBOARD 10): an organisation may always stop deliveries.

@@ -11,7 +11,7 @@ const DeliveryStatus = Type.Union(
     description:
       'delivered; retrying: failed at least once and waits for its next automatic attempt (next_attempt_at); ' +
       'pending: waits for its first attempt, or for a replay; failed: permanently failed (schedule used up, or a replay failed); ' +
-      'cancelled: its subscription was deleted before it was sent.',
+      'cancelled: its subscription was deleted, or was disabled, before it was sent (see cancel_reason).',
   },
 );
 
@@ -31,6 +31,10 @@ const deliveryFields = {
   last_error: Type.Union([Type.String(), Type.Null()]),
   last_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the latest attempt started; null before the first.' }),
   replayed: Type.Boolean({ description: 'A replay attempt was made or is queued.' }),
+  test: Type.Boolean({ description: 'A test event sent with POST /v1/webhooks/{id}/test: one attempt, not counted for health.' }),
+  cancel_reason: Type.Union([Type.Literal('subscription_disabled'), Type.Literal('subscription_deleted'), Type.Null()], {
+    description: 'Why a cancelled delivery was cancelled; null for the other states. `subscription_disabled` ones are sent again by replay-failed once the subscription is enabled.',
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 };
@@ -41,7 +45,7 @@ export const DeliveryAttempt = Type.Object(
   {
     id: Type.String({ examples: ['att_0123456789abcdefghijklmn'] }),
     attempt_number: Type.Integer({ minimum: 1, description: 'X-Service-Delivery-Attempt of this attempt.' }),
-    trigger: Type.Union([Type.Literal('automatic'), Type.Literal('replay')]),
+    trigger: Type.Union([Type.Literal('automatic'), Type.Literal('replay'), Type.Literal('test')]),
     outcome: Type.Union([Type.Literal('success'), Type.Literal('failure')]),
     started_at: Timestamp,
     duration_ms: Type.Integer({ minimum: 0 }),

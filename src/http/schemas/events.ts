@@ -240,3 +240,13 @@ export const EVENT_SCHEMAS = {
   'workflow.failed': WorkflowFailedEvent,
   'task.assigned': TaskAssignedEvent,
 } satisfies Record<EventType, TObject>;
+
+/** Each event's example `data` (the one this document shows), for test events (POST /v1/webhooks/:id/test). */
+export function eventExamples(): Record<EventType, Record<string, unknown>> {
+  const out = {} as Record<EventType, Record<string, unknown>>;
+  for (const [event, schema] of Object.entries(EVENT_SCHEMAS) as [EventType, TObject][]) {
+    const example = (schema.examples as { data: Record<string, unknown> }[])[0]!;
+    out[event] = structuredClone(example.data);
+  }
+  return out;
+}
