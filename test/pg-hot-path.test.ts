@@ -492,6 +492,8 @@ describe.each(testDialects())('outbox rows (%s)', (dialect) => {
         created_at: START,
         updated_at: START,
         replay_requested_at: null,
+        test: 0,
+        cancel_reason: null,
       });
     }
     outboxShapes.set(dialect, shape);

@@ -24,7 +24,7 @@ const LEASE_MS = 30_000;
 
 /** One route of the API, addressed in the OpenAPI document's spelling, with what a request to it needs. */
 interface RouteCase {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** As `/openapi.json` names it: `/v1/projects/{id}`. */
   path: string;
   url(w: ReadOnlyWorld): string;
@@ -46,6 +46,10 @@ const REFUSED_WRITES: RouteCase[] = [
   { method: 'POST', path: '/v1/webhooks', url: () => '/v1/webhooks', body: () => ({ url: 'https://127.0.0.1:9/new', events: ['project.created'] }) },
   { method: 'POST', path: '/v1/webhooks/{id}/deliveries/{delivery_id}/replay', url: (w) => `/v1/webhooks/${w.webhookId}/deliveries/${w.deliveryId}/replay` },
   { method: 'POST', path: '/v1/webhooks/{id}/replay-failed', url: (w) => `/v1/webhooks/${w.webhookId}/replay-failed`, body: () => ({ since: '2000-01-01T00:00:00.000Z' }) },
+  { method: 'PATCH', path: '/v1/webhooks/{id}', url: (w) => `/v1/webhooks/${w.webhookId}`, body: () => ({ url: 'https://127.0.0.1:9/moved' }) },
+  { method: 'POST', path: '/v1/webhooks/{id}/rotate-secret', url: (w) => `/v1/webhooks/${w.webhookId}/rotate-secret`, body: () => ({}) },
+  { method: 'POST', path: '/v1/webhooks/{id}/test', url: (w) => `/v1/webhooks/${w.webhookId}/test`, body: () => ({}) },
+  { method: 'POST', path: '/v1/webhooks/{id}/enable', url: (w) => `/v1/webhooks/${w.webhookId}/enable` },
   {
     method: 'POST',
     path: '/invitations/{token}/accept',
@@ -65,6 +69,7 @@ const READS: (RouteCase & { status: number })[] = [
   { method: 'GET', path: '/v1/users', url: () => '/v1/users', status: 200 },
   { method: 'GET', path: '/v1/users/{id}', url: (w) => `/v1/users/${w.member.userId}`, status: 200 },
   { method: 'GET', path: '/v1/webhooks', url: () => '/v1/webhooks', status: 200 },
+  { method: 'GET', path: '/v1/webhooks/{id}', url: (w) => `/v1/webhooks/${w.webhookId}`, status: 200 },
   { method: 'GET', path: '/v1/webhooks/{id}/deliveries', url: (w) => `/v1/webhooks/${w.webhookId}/deliveries`, status: 200 },
   { method: 'GET', path: '/v1/webhooks/{id}/deliveries/{delivery_id}', url: (w) => `/v1/webhooks/${w.webhookId}/deliveries/${w.deliveryId}`, status: 200 },
   { method: 'GET', path: '/v1/webhooks/{id}/replay-jobs/{job_id}', url: (w) => `/v1/webhooks/${w.webhookId}/replay-jobs/${w.replayJobId}`, status: 200 },

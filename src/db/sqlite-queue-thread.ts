@@ -252,7 +252,7 @@ export function threadDeliveryQueue(db: Kysely<DB>, options: ThreadQueueOptions,
     file: options.file,
     driver: createRequire(import.meta.url).resolve('better-sqlite3'),
     // Same durability as the main connection: NORMAL in WAL mode survives kill -9.
-    pragmas: ['journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON', 'busy_timeout = 5000', ...(options.pragmas ?? [])],
+    pragmas: ['journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON', 'busy_timeout = 5000', 'secure_delete = FAST', ...(options.pragmas ?? [])],
     statements: {
       insertAttempt: compile(db, 13, q.insertAttempt),
       completeDelivery: compile(db, 9, q.completeDelivery),

@@ -243,7 +243,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     done();
   };
   app.addHook('onRoute', (route) => {
-    if (!route.schema?.body) return;
+    if (!route.schema?.body || route.config?.bodyOptional) return;
     const hooks = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
     if (hooks.includes(requireBody as never)) return;
     route.preValidation = [requireBody, ...hooks] as typeof route.preValidation;

@@ -48,7 +48,7 @@ export async function prepareSecretsAtRest(deps: { store: Store; database: Pick<
     if (!box.isCurrent(item.value)) opened.push({ plain, reseal: item.reseal });
   }
   if (!box.sealing) {
-    log.warn('WEBHOOK_SECRETS_KEY is not set: webhook signing secrets are stored as given (set it to store them encrypted; docs/deployment.md)');
+    log.info('WEBHOOK_SECRETS_KEY is not set: webhook signing secrets are stored as given (set it to store them encrypted; docs/deployment.md)');
     return { sealed: 0, checked: work.length };
   }
   if (opened.length > 0) {
@@ -57,7 +57,7 @@ export async function prepareSecretsAtRest(deps: { store: Store; database: Pick<
     try {
       for (const item of opened) await item.reseal(box.seal(item.plain));
     } finally {
-      if (sqlite) await sql`pragma secure_delete = off`.execute(database.db);
+      if (sqlite) await sql`pragma secure_delete = fast`.execute(database.db);
     }
     if (sqlite) {
       const { rows } = await sql<{ busy: number }>`pragma wal_checkpoint(truncate)`.execute(database.db);

@@ -172,6 +172,12 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
       return pageResult(rows, view);
     },
 
+    /** Subscriptions failing or disabled, for the overview's warning (at most 20, longest-failing first). */
+    async unhealthy(actor: Actor): Promise<Webhook[]> {
+      authorize(actor, 'webhooks', 'read');
+      return (await store.repos.webhooks.listUnhealthy(actor.orgId, 20)).map(view);
+    },
+
     /** One subscription of the actor's organisation (never its secret); another organisation's is a 404. */
     async get(actor: Actor, webhookId: string): Promise<Webhook> {
       authorize(actor, 'webhooks', 'read');

@@ -28,6 +28,19 @@ export function webhooksRepository(ctx: RepoContext) {
       return toPage(rows, limit);
     },
 
+    /** The organisation's failing or disabled subscriptions, longest-failing first (the overview's warning). */
+    async listUnhealthy(orgId: string, limit: number): Promise<WebhookRow[]> {
+      return db
+        .selectFrom('webhooks')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('status', '=', 'disabled')]))
+        .orderBy('failing_since')
+        .orderBy('seq')
+        .limit(limit)
+        .execute();
+    },
+
     /** Applies `changes` to the subscription; returns the row after, or undefined when it does not exist. */
     async update(orgId: string, webhookId: string, changes: Updateable<WebhooksTable>): Promise<WebhookRow | undefined> {
       return db.updateTable('webhooks').set(changes).where('org_id', '=', orgId).where('id', '=', webhookId).returningAll().executeTakeFirst();

@@ -15,6 +15,8 @@ declare module 'fastify' {
      * it is one of the changes DASHBOARD 10 still allows.
      */
     auth?: { resource: ResourceKind; action: Action; whileReadOnly?: true };
+    /** A route whose body may be left out altogether (it means `{}`): an empty POST is not `invalid_json` there. */
+    bodyOptional?: true;
   }
   interface FastifyRequest {
     principal: Principal | null;

@@ -95,7 +95,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   });
 
   app.post('/v1/webhooks/:id/test', {
-    config: { auth: { resource: 'webhooks', action: 'update' } },
+    // The body is optional: a POST without one sends the subscription's first event.
+    config: { auth: { resource: 'webhooks', action: 'update' }, bodyOptional: true },
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
     schema: {
       tags,
       operationId: 'sendTestWebhook',

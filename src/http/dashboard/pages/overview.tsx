@@ -9,6 +9,9 @@ import { Table } from '../views/components.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
+import type { Webhook } from '../../../services/webhooks-service.js';
+import { subscriptionHref } from '../views/delivery-views.js';
+import { SubscriptionStatus } from '../views/webhook-views.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 /** 'YYYY-MM-DD' → "22 Nov". */
@@ -46,15 +49,37 @@ function RequestsChart({ days }: { days: readonly DailyRequests[] }) {
   );
 }
 
+/** Failing and disabled subscriptions in words, each linked to its page (DASHBOARD 6). */
+function UnhealthySubscriptions({ webhooks }: { webhooks: readonly Webhook[] }) {
+  return (
+    <div class="notice-panel warning" role="status">
+      <p>
+        <strong>{webhooks.length === 1 ? 'A webhook subscription needs attention' : `${webhooks.length} webhook subscriptions need attention`}</strong>
+      </p>
+      <ul class="health-list">
+        {webhooks.map((webhook) => (
+          <li>
+            <a href={subscriptionHref(webhook.id)} class="webhook-url">
+              {webhook.url}
+            </a>
+            : <SubscriptionStatus webhook={webhook} />
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 export const overviewPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services, config }) => {
   const cookies = dashboardCookies(config);
 
   app.get('/', { schema: pageSchema() }, async (request, reply) => {
     const page = pageContext(request);
-    const [counts, health, requests] = await Promise.all([
+    const [counts, health, requests, unhealthy] = await Promise.all([
       services.organizations.overview(page.actor),
       services.deliveryStats.hourly(page.actor),
       services.usage.dailyRequests(page.actor),
+      services.webhooks.unhealthy(page.actor),
     ]);
     return sendPage(
       reply,
@@ -78,6 +103,7 @@ export const overviewPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
         </section>
         <section aria-labelledby="health-title">
           <h2 id="health-title">Webhook health (last 24 hours)</h2>
+          {unhealthy.length > 0 ? <UnhealthySubscriptions webhooks={unhealthy} /> : null}
           <DeliveryHealthChart id="health-chart" health={health} />
         </section>
         <section aria-labelledby="requests-title">

@@ -28,6 +28,7 @@ import {
   WEBHOOKS,
 } from '../views/delivery-views.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
+import { DISABLED_WHY, SubscriptionStatus } from '../views/webhook-views.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
 import { filteredHref, filterText as filterTextOf, type FilterText as FilterTextOf } from '../filters.js';
@@ -59,12 +60,19 @@ const HistoryQuery = Type.Object(
     id: FormText(1024),
     cursor: Type.Optional(Type.String({ maxLength: 128 })),
     job: Type.Optional(Type.String({ maxLength: 128 })),
+    done: Type.Optional(Type.String({ maxLength: 32 })),
   },
   { additionalProperties: false },
 );
 const ReplayFailedQuery = Type.Object({ since: FormText(64) }, { additionalProperties: false });
 const ReplayFailedBody = FormBody({ since: FormText(64) });
 const DeliveryQuery = Type.Object({ done: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false });
+
+/** `?done=` codes of the subscription page and the fixed sentences they stand for. */
+const SUBSCRIPTION_NOTICES: Record<string, string> = {
+  updated: 'Subscription saved.',
+  enabled: 'Subscription enabled: deliveries go out again. Replay failed deliveries to send what it missed while disabled.',
+};
 
 const SINCE_ERROR = 'Since must be a date and time, such as 2026-01-31T14:30';
 
@@ -108,6 +116,14 @@ function listHref(webhookId: string, text: FilterText, cursor?: string | null): 
 /** A service's refusal as a sentence: its messages start in lower case, as API error messages do. */
 const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1);
 
+/** What the endpoint made of a test event, for the delivery page the test form leads to. */
+function testNotice(delivery: DeliveryDetail): string {
+  const attempt = delivery.attempt_history[delivery.attempt_history.length - 1];
+  if (!attempt) return 'Test event sent; its attempt has not finished yet. Reload this page to see the result.';
+  if (attempt.outcome === 'success') return `Test event delivered: the endpoint answered ${attempt.response_status ?? ''} in ${attempt.duration_ms} ms.`;
+  return `Test event failed: ${attempt.error ?? 'the endpoint did not answer with a 2xx status'}. It is not retried.`;
+}
+
 /** The notice after "Replay N deliveries": the job the redirect names, if it is among the latest. */
 function startedNotice(jobs: readonly ReplayJob[], jobId: string | undefined): string | null {
   const job = jobId === undefined ? undefined : jobs.find((j) => j.id === jobId);
@@ -121,14 +137,14 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
     const page = pageContext(request);
     const webhookId = pathId(request.params.id, 'webhook');
     const webhook = await services.webhooks.get(page.actor, webhookId);
-    const { cursor, job, ...values } = request.query;
+    const { cursor, job, done, ...values } = request.query;
     const text = filterText(values);
     const canReplay = can(page.actor, 'webhooks', 'create');
     const [health, jobs] = await Promise.all([
       services.deliveryStats.hourly(page.actor, { webhookId }),
       canReplay ? services.replayJobs.listRecent(page.actor, webhookId) : Promise.resolve([]),
     ]);
-    const view = { page, config, webhook, health, jobs, text, cursor, notice: startedNotice(jobs, job) };
+    const view = { page, config, webhook, health, jobs, text, cursor, notice: startedNotice(jobs, job) ?? (done ? (SUBSCRIPTION_NOTICES[done] ?? null) : null) };
     try {
       const list = await services.deliveries.list(page.actor, webhookId, { limit: PAGE_SIZE, cursor, filter: toFilter(text) });
       return sendPage(reply, <SubscriptionView {...view} list={list} />);
@@ -173,7 +189,7 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
     const webhookId = pathId(request.params.id, 'webhook');
     const delivery = await services.deliveries.get(page.actor, webhookId, pathId(request.params.dlv, 'delivery'));
     const webhook = await services.webhooks.get(page.actor, webhookId);
-    const notice = request.query.done === 'replayed' ? 'Replay queued: it is sent again now.' : null;
+    const notice = request.query.done === 'replayed' ? 'Replay queued: it is sent again now.' : request.query.done === 'test' ? testNotice(delivery) : null;
     return sendPage(reply, <DeliveryView page={page} webhook={webhook} delivery={delivery} notice={notice} />);
   });
 
@@ -217,6 +233,7 @@ interface SubscriptionViewProps {
 function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, list, errors: problems, notice }: SubscriptionViewProps) {
   const canReplay = can(page.actor, 'webhooks', 'create');
   const canDelete = can(page.actor, 'webhooks', 'delete');
+  const canChange = can(page.actor, 'webhooks', 'update');
   const filtered = FILTER_FIELDS.some((field) => text[field] !== undefined);
   return (
     <Layout title={`Subscription ${webhook.url}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} notice={notice}>
@@ -229,10 +246,26 @@ function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, l
         ))}
       </p>
       <p class="muted">
-        Created <Time iso={webhook.created_at} /> · <a href={WEBHOOKS}>All subscriptions</a>
+        <SubscriptionStatus webhook={webhook} /> · Created <Time iso={webhook.created_at} /> · <a href={WEBHOOKS}>All subscriptions</a>
       </p>
+      <HealthNotice page={page} webhook={webhook} canChange={canChange} />
       {canReplay || canDelete ? (
         <div class="actions page-actions">
+          {canChange ? (
+            <>
+              <a href={`${subscriptionHref(webhook.id)}/edit`} class="button secondary">
+                Edit subscription
+              </a>
+              <a href={`${subscriptionHref(webhook.id)}/rotate-secret`} class="button secondary">
+                Rotate secret
+              </a>
+              {webhook.status === 'active' ? (
+                <a href={`${subscriptionHref(webhook.id)}/test`} class="button secondary">
+                  Send test event
+                </a>
+              ) : null}
+            </>
+          ) : null}
           {canReplay ? (
             <a href={replayFailedHref(webhook.id)} class="button secondary">
               Replay failed deliveries
@@ -273,6 +306,38 @@ function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, l
       ) : null}
     </Layout>
   );
+}
+
+/** A disabled subscription says since when and why, with "Enable subscription"; a failing one says since when. */
+function HealthNotice({ page, webhook, canChange }: { page: PageContext; webhook: Webhook; canChange: boolean }) {
+  if (webhook.status === 'disabled') {
+    return (
+      <section class="notice-panel warning" aria-labelledby="disabled-title">
+        <h2 id="disabled-title">This subscription is disabled</h2>
+        <p>
+          The service disabled it on <Time iso={webhook.disabled_at} /> because {DISABLED_WHY[webhook.disabled_reason ?? 'failing']}. No delivery is
+          attempted while it is disabled; its deliveries are kept as cancelled, and "Replay failed deliveries" sends them once it is enabled.
+        </p>
+        {canChange ? (
+          <ActionForm action={`${subscriptionHref(webhook.id)}/enable`} csrf={page.csrf} label="Enable subscription" />
+        ) : (
+          <p class="muted">An admin or owner can enable it.</p>
+        )}
+      </section>
+    );
+  }
+  if (webhook.failing_since) {
+    return (
+      <section class="notice-panel warning" aria-labelledby="failing-title">
+        <h2 id="failing-title">Deliveries are failing</h2>
+        <p>
+          Every attempt to this endpoint has failed since <Time iso={webhook.failing_since} />. The history below shows each response or error; after
+          too long without a success the service disables the subscription.
+        </p>
+      </section>
+    );
+  }
+  return null;
 }
 
 function FilterForm({ webhookId, text, errors: problems, filtered }: { webhookId: string; text: FilterText; errors?: FormError[] | undefined; filtered: boolean }) {

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { DomainError } from '../../../errors.js';
 import { authorize, can } from '../../../services/actor.js';
-import { EVENT_TYPES } from '../../../services/events.js';
 import type { PageResult } from '../../../services/pagination.js';
 import type { CreatedWebhook, CreateWebhookInput, Webhook } from '../../../services/webhooks-service.js';
 import type { AppDeps } from '../../app-deps.js';
@@ -12,6 +11,7 @@ import { validateAs } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, CsrfField, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
+import { EventsGroup, SubscriptionStatus } from '../views/webhook-views.js';
 import { formatCount, formatShare } from '../views/numbers.js';
 
 const HERE = '/dashboard/webhooks';
@@ -70,13 +70,16 @@ export function deliveredShare(outcomes: { delivered: number; failed: number } |
 const webhookHref = (id: string) => `${HERE}/${encodeURIComponent(id)}`;
 
 function WebhooksTable({ webhooks, outcomes, canDelete }: { webhooks: readonly Webhook[]; outcomes: Outcomes; canDelete: boolean }) {
-  const headers = ['URL', 'Events', 'Created', 'Delivered (24 h)', ...(canDelete ? ['Actions'] : [])];
+  const headers = ['URL', 'Status', 'Events', 'Created', 'Delivered (24 h)', ...(canDelete ? ['Actions'] : [])];
   return (
     <Table caption="Webhook subscriptions" headers={headers} empty="No webhook subscriptions yet.">
       {webhooks.map((webhook) => (
         <tr>
           <td class="webhook-url">
             <a href={webhookHref(webhook.id)}>{webhook.url}</a>
+          </td>
+          <td>
+            <SubscriptionStatus webhook={webhook} />
           </td>
           <td>{webhook.events.join(', ')}</td>
           <td>
@@ -91,26 +94,6 @@ function WebhooksTable({ webhooks, outcomes, canDelete }: { webhooks: readonly W
         </tr>
       ))}
     </Table>
-  );
-}
-
-/** One checkbox per event, named by the event; the fieldset carries the group's error. */
-function EventsGroup({ chosen, error }: { chosen: readonly string[]; error: string | undefined }) {
-  return (
-    <fieldset class="checkboxes" id="events" aria-invalid={error ? 'true' : undefined} aria-describedby={error ? 'events-hint events-error' : 'events-hint'}>
-      <legend>Events</legend>
-      <p class="hint" id="events-hint">
-        The subscription receives only the events chosen here.
-      </p>
-      {error ? <p class="error-message" id="events-error">{error}</p> : null}
-      <div class="checkbox-grid">
-        {EVENT_TYPES.map((event) => (
-          <label class="checkbox">
-            <input type="checkbox" name="events" value={event} checked={chosen.includes(event)} /> {event}
-          </label>
-        ))}
-      </div>
-    </fieldset>
   );
 }
 

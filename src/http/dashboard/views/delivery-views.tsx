@@ -110,7 +110,10 @@ export function DeliveriesTable({ items, filtered }: { items: readonly Delivery[
           <td>
             <Time iso={d.last_attempt_at} />
           </td>
-          <td>{d.replayed ? <span class="replayed">Replayed</span> : null}</td>
+          <td>
+            {d.replayed ? <span class="replayed">Replayed</span> : null}
+            {d.test ? <span class="replayed">Test event</span> : null}
+          </td>
         </tr>
       ))}
     </Table>
@@ -206,7 +209,7 @@ export function AttemptSection({ attempt }: { attempt: DeliveryAttempt }) {
       <dl class="facts">
         <div>
           <dt>Trigger</dt>
-          <dd>{attempt.trigger === 'replay' ? 'Replay' : 'Automatic'}</dd>
+          <dd>{attempt.trigger === 'replay' ? 'Replay' : attempt.trigger === 'test' ? 'Test event' : 'Automatic'}</dd>
         </div>
         <div>
           <dt>Outcome</dt>
