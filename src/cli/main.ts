@@ -15,6 +15,7 @@ import { UsageError, type CommandEntry } from './command.js';
 import { backupCommand, restoreCommand } from './commands/backup.js';
 import { copyToPostgresCommand } from './commands/copy-to-postgres.js';
 import { deliveriesGroup } from './commands/deliveries.js';
+import { webhookGroup } from './commands/webhook.js';
 import { healthcheckCommand } from './commands/healthcheck.js';
 import { keyGroup } from './commands/key.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -41,6 +42,7 @@ export const registry: readonly CommandEntry[] = [
   runGroup,
   taskGroup,
   deliveriesGroup,
+  webhookGroup,
 ];
 
 /** A reader that closed early (`workspace key list | head`) is not an error: stop quietly. */

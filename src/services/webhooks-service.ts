@@ -87,6 +87,8 @@ export function generateSecret(): string {
  * must be base64 (standard or url-safe alphabet), or no Standard Webhooks library could verify with it.
  */
 function checkChosenSecret(secret: string): void {
+  // The API's schema says the same; the CLI reaches the service without it.
+  if (secret.length < 16 || secret.length > 256 || !/^[\x20-\x7E]*$/.test(secret)) throw fieldError('secret', 'must be 16 to 256 printable ASCII characters');
   if (!secret.startsWith('whsec_')) return;
   const encoded = secret.slice('whsec_'.length);
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded) || Buffer.from(encoded, 'base64').length === 0) {
@@ -119,6 +121,7 @@ function hasSpaceOrControl(text: string): boolean {
 
 /** The URL rules of CONTRACT section 6 that the body schema cannot express. */
 function checkUrl(raw: string, allowPrivate: boolean): void {
+  if (raw.length === 0 || raw.length > 2048) throw fieldError('url', 'must be 1 to 2,048 characters');
   if (hasSpaceOrControl(raw)) throw fieldError('url', 'must not contain spaces or control characters');
   let url: URL;
   try {

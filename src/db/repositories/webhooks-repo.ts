@@ -67,6 +67,12 @@ export function webhooksRepository(ctx: RepoContext) {
       return Number(result.numDeletedRows) > 0;
     },
 
+    /** The organisation of a subscription id, for CLI commands given only the id. */
+    async lookupOrgForCli(webhookId: string): Promise<string | undefined> {
+      const row = await db.selectFrom('webhooks').select('org_id').where('id', '=', webhookId).executeTakeFirst();
+      return row?.org_id;
+    },
+
     // ---- the health job's cross-organisation operations (read through the partial failing_since index) ----
 
     /** Disabled ones not yet announced, and active ones failing since `warnBefore` not yet mailed. */
