@@ -17,7 +17,10 @@
 // Options: --events N (10000), --concurrency N (64), --runs N (3) drains, --rate EVENTS_PER_S (150) and
 //          --live-events N (3000) for phase 3, --drain-seconds S (15), --pending N (100000), --skip-live,
 //          --skip-memory, --cpu-prof DIR (a V8 CPU profile of each drain, written to DIR),
-//          --root DIR (the built tree to measure, default this one: compare another build with the same harness)
+//          --root DIR (the built tree to measure, default this one: compare another build with the same harness),
+//          --vs DIR (A/B: drains alternate between this build and the build in DIR, e.g. a worktree of the previous
+//          release with `npm run build` done; each drain is compared with the plain loops around it, and the figure
+//          is this build's median ratio over DIR's, same run, same machine)
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -75,7 +78,7 @@ if (process.argv[2] === '--receiver') {
 }
 
 function parseArgs(argv) {
-  const out = { events: 10_000, concurrency: 64, runs: 3, drainSeconds: 15, pending: 100_000, skipMemory: false, skipLive: false, rate: 150, liveEvents: 3000, cpuProf: null, root: null };
+  const out = { events: 10_000, concurrency: 64, runs: 3, drainSeconds: 15, pending: 100_000, skipMemory: false, skipLive: false, rate: 150, liveEvents: 3000, cpuProf: null, root: null, vs: null };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--skip-memory') out.skipMemory = true;
@@ -83,6 +86,7 @@ function parseArgs(argv) {
     else if (arg === '--runs') out.runs = Number(argv[++i]);
     else if (arg === '--cpu-prof') out.cpuProf = path.resolve(argv[++i]);
     else if (arg === '--root') out.root = path.resolve(argv[++i]);
+    else if (arg === '--vs') out.vs = path.resolve(argv[++i]);
     else if (arg === '--events') out.events = Number(argv[++i]);
     else if (arg === '--concurrency') out.concurrency = Number(argv[++i]);
     else if (arg === '--drain-seconds') out.drainSeconds = Number(argv[++i]);
@@ -147,6 +151,16 @@ async function main() {
   const { startDeliveryWorker } = await import(path.join(root, 'dist/delivery/index.js'));
   const { recordEvent } = await import(path.join(root, 'dist/services/events.js'));
   const { USER_AGENT } = await import(path.join(root, 'dist/delivery/sender.js'));
+  /** A build's own modules (its worker, its schema), for --vs: the other build is loaded beside this one. */
+  const buildOf = async (dir) => ({
+    dir,
+    loadConfig: (await import(path.join(dir, 'dist/config.js'))).loadConfig,
+    createContainer: (await import(path.join(dir, 'dist/container.js'))).createContainer,
+    cliActor: (await import(path.join(dir, 'dist/services/actor.js'))).cliActor,
+    startDeliveryWorker: (await import(path.join(dir, 'dist/delivery/index.js'))).startDeliveryWorker,
+    recordEvent: (await import(path.join(dir, 'dist/services/events.js'))).recordEvent,
+  });
+  const builds = [await buildOf(root), ...(opts.vs ? [await buildOf(opts.vs)] : [])];
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-whbench-'));
   const keyFile = path.join(tmp, 'key.pem');
@@ -170,18 +184,18 @@ async function main() {
     // Each drain gets a fresh database (as the original single drain did): earlier runs' history does not
     // weigh on later ones.
     let fresh = 0;
-    const openSeeded = async (events = opts.events) => {
+    const openSeeded = async (events = opts.events, build = builds[0]) => {
       const env = { ...baseEnv, DATA_DIR: path.join(tmp, `data-${fresh++}`) };
-      const container = await createContainer(loadConfig(env), { migrate: true });
+      const container = await build.createContainer(build.loadConfig(env), { migrate: true });
       const org = await container.services.admin.createOrganization({ name: 'Bench', ownerEmail: 'bench@example.com', ownerName: 'Bench' });
       const orgId = org.organization.id;
       for (let i = 0; i < 2; i++) {
-        await container.services.webhooks.create(cliActor(orgId), { url: `${url}?sub=${i}`, events: ['project.created'], secret: `bench-secret-${i}-0123456789` });
+        await container.services.webhooks.create(build.cliActor(orgId), { url: `${url}?sub=${i}`, events: ['project.created'], secret: `bench-secret-${i}-0123456789` });
       }
       for (let done = 0; done < events; done += 500) {
         await container.store.transaction(async (repos) => {
           for (let i = done; i < Math.min(events, done + 500); i++) {
-            await recordEvent(repos, { orgId, type: 'project.created', data: { project_id: `proj_bench${i}`, name: `P${i}`, status: 'active' }, occurredAt: Date.now() });
+            await build.recordEvent(repos, { orgId, type: 'project.created', data: { project_id: `proj_bench${i}`, name: `P${i}`, status: 'active' }, occurredAt: Date.now() });
           }
         });
       }
@@ -214,6 +228,10 @@ async function main() {
           'x-service-delivery-id': r.id,
           'x-service-delivery-attempt': '1',
           'x-service-signature': createHmac('sha256', r.secret).update(body).digest('hex'),
+          // The Standard Webhooks trio every attempt carries since issue 22 (the secret here is not whsec_: its UTF-8 bytes key it).
+          'webhook-id': r.event_id,
+          'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+          'webhook-signature': `v1,${createHmac('sha256', r.secret).update(`${r.event_id}.${Math.floor(Date.now() / 1000)}.`).update(body).digest('base64')}`,
         },
       };
     });
@@ -260,15 +278,21 @@ async function main() {
     let plainBefore = await plainLoop();
     console.log(`plain undici loop: ${plainBefore.perSecond}/s, ${plainBefore.cpuUsPerRequest} µs CPU each, request p50 ${plainBefore.p50ms} ms, p99 ${plainBefore.p99ms} ms (load ${load()})`);
     let seeded = first;
-    for (let run = 0; run < opts.runs; run++) {
-      if (!seeded) seeded = await openSeeded();
+    // With --vs, every run drains once per build, in alternating order, each between its own plain loops.
+    const drains = Array.from({ length: opts.runs }, (_, run) => (builds.length === 1 ? [builds[0]] : run % 2 === 0 ? builds : [...builds].reverse())).flat();
+    for (let run = 0; run < drains.length; run++) {
+      const build = drains[run];
+      if (!seeded || build !== builds[0]) {
+        await seeded?.container.close();
+        seeded = await openSeeded(opts.events, build);
+      }
       const loadBefore = load();
       await ask(receiver, 'reset');
       if (profiler) await profiler.post('Profiler.start');
       const cpuBefore = process.cpuUsage();
       const threadBefore = mainThreadCpuUs();
       const drainStart = Date.now();
-      const worker = await startDeliveryWorker(seeded.container, { ca });
+      const worker = await build.startDeliveryWorker(seeded.container, { ca });
       const drained = await waitForCount(receiver, total, 300_000);
       const cpu = process.cpuUsage(cpuBefore);
       const thread = mainThreadCpuUs() - threadBefore;
@@ -284,6 +308,7 @@ async function main() {
       const perSecond = drained.count / drainSeconds;
       const plainMean = (plainBefore.perSecond + plainAfter.perSecond) / 2;
       const entry = {
+        build: build.dir,
         plainBefore: plainBefore.perSecond,
         drain: Math.round(perSecond),
         plainAfter: plainAfter.perSecond,
@@ -305,14 +330,21 @@ async function main() {
       plainBefore = plainAfter;
     }
     profiler?.disconnect();
+    const mine = results.runs.filter((r) => r.build === root);
     results.drain = {
       runs: opts.runs,
-      medianPerSecond: Math.round(median(results.runs.map((r) => r.drain))),
-      medianRatio: +median(results.runs.map((r) => r.ratio)).toFixed(3),
-      medianWorkerCpuUsPerDelivery: median(results.runs.map((r) => r.workerCpuUsPerDelivery)),
-      medianWorkerThreadCpuUsPerDelivery: median(results.runs.map((r) => r.workerThreadCpuUsPerDelivery)),
-      medianPlainThreadCpuUsPerRequest: median(results.runs.map((r) => r.plainThreadCpuUsPerRequest)),
+      medianPerSecond: Math.round(median(mine.map((r) => r.drain))),
+      medianRatio: +median(mine.map((r) => r.ratio)).toFixed(3),
+      medianWorkerCpuUsPerDelivery: median(mine.map((r) => r.workerCpuUsPerDelivery)),
+      medianWorkerThreadCpuUsPerDelivery: median(mine.map((r) => r.workerThreadCpuUsPerDelivery)),
+      medianPlainThreadCpuUsPerRequest: median(mine.map((r) => r.plainThreadCpuUsPerRequest)),
     };
+    if (opts.vs) {
+      const theirs = results.runs.filter((r) => r.build === opts.vs);
+      const vs = { build: opts.vs, medianRatio: +median(theirs.map((r) => r.ratio)).toFixed(3), medianPerSecond: Math.round(median(theirs.map((r) => r.drain))) };
+      results.vs = { ...vs, thisOverThat: +(results.drain.medianRatio / vs.medianRatio).toFixed(3) };
+      console.log(`A/B: this build ${(results.drain.medianRatio * 100).toFixed(1)} % of the plain loops, ${opts.vs} ${(vs.medianRatio * 100).toFixed(1)} %: ratio ${results.vs.thisOverThat}`);
+    }
     console.log(
       `worker, backlog of ${total}, median of ${opts.runs}: ${results.drain.medianPerSecond}/s, ratio ${(results.drain.medianRatio * 100).toFixed(1)} % of the plain loops, ${results.drain.medianWorkerCpuUsPerDelivery} µs CPU per delivery (main thread ${results.drain.medianWorkerThreadCpuUsPerDelivery}; plain loop's ${results.drain.medianPlainThreadCpuUsPerRequest})`,
     );

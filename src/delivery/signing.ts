@@ -13,8 +13,17 @@ export function signBody(secret: string, body: string | Buffer): string {
  * base64url alphabet of secrets generated before standard base64 was used.
  */
 export function standardKey(secret: string): Buffer {
-  return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
+  let key = keys.get(secret);
+  if (key === undefined) {
+    key = secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
+    // Decoded once per secret, not per attempt (bounded, oldest out).
+    if (keys.size >= 10_000) keys.delete(keys.keys().next().value!);
+    keys.set(secret, key);
+  }
+  return key;
 }
+
+const keys = new Map<string, Buffer>();
 
 /** One `webhook-signature` entry: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`. */
 export function standardSignature(secret: string, msgId: string, timestamp: number, body: string | Buffer): string {
