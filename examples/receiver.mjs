@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// A webhook receiver for Workspace Service: verifies each delivery with verifyWebhook (the signature over
-// the raw body, in constant time, and the event), answers 2xx fast, and processes each event once even
-// though deliveries are at least once.
+// A webhook receiver for Workspace Service: verifies each delivery with verifyWebhook (the Standard Webhooks
+// signature over id, timestamp and raw body, a timestamp within 5 minutes, X-Service-Signature, all in
+// constant time, and the event), answers 2xx fast, and processes each event once even though deliveries are
+// at least once.
 //
 //   WEBHOOK_SECRET=whsec_... PORT=8443 TLS_KEY=key.pem TLS_CERT=cert.pem node examples/receiver.mjs
+//   During a secret rotation: WEBHOOK_SECRET=whsec_new,whsec_old (both verify until the old one expires).
 //   (without TLS_KEY/TLS_CERT it serves plain HTTP, e.g. behind a TLS-terminating proxy)
 //
 // It imports the package's client entry, so it runs inside a project that installs workspace-service (or in
@@ -14,8 +16,9 @@ import http from 'node:http';
 import https from 'node:https';
 import { verifyWebhook, WebhookVerificationError } from 'workspace-service/client';
 
-const secret = process.env.WEBHOOK_SECRET;
-if (!secret) {
+// Several secrets, comma-separated, while a rotation's window is open (docs/webhooks.md, "Rotating a secret").
+const secret = process.env.WEBHOOK_SECRET?.split(',').map((s) => s.trim()).filter(Boolean);
+if (!secret?.length) {
   console.error('set WEBHOOK_SECRET to the secret returned when the webhook was created');
   process.exit(1);
 }
@@ -71,7 +74,7 @@ function onRequest(req, res) {
       if (!(err instanceof WebhookVerificationError)) throw err;
       // A bad or missing signature: not from the service (or another secret). Anything else: signed, but
       // not an event this code understands; the answer is recorded in the delivery history.
-      const status = err.reason === 'missing_signature' || err.reason === 'invalid_signature' ? 401 : 400;
+      const status = ['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance'].includes(err.reason) ? 401 : 400;
       return res.writeHead(status, { 'content-type': 'text/plain' }).end(err.reason);
     }
     // Only after verification, so forged requests cannot mark an event id as seen.

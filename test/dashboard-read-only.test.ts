@@ -48,6 +48,9 @@ const REFUSED_STEPS: PageCase[] = [
   { route: '/runs/:run/cancel', url: (w) => `/dashboard/runs/${w.runId}/cancel` },
   { route: '/members/:id/remove', url: (w) => `/dashboard/members/${w.member.userId}/remove` },
   { route: '/webhooks/:id/replay-failed', url: (w) => `${WH(w)}/replay-failed` },
+  { route: '/webhooks/:id/edit', url: (w) => `${WH(w)}/edit` },
+  { route: '/webhooks/:id/rotate-secret', url: (w) => `${WH(w)}/rotate-secret` },
+  { route: '/webhooks/:id/test', url: (w) => `${WH(w)}/test` },
   { route: '/tasks/:id/reject', url: (w) => `/dashboard/tasks/${w.approvalTaskId}/reject` },
 ];
 
@@ -76,6 +79,10 @@ const REFUSED_FORMS: PageCase[] = [
   { route: '/webhooks', url: () => '/dashboard/webhooks', fields: () => ({ url: 'https://127.0.0.1:9/late', events: ['project.created'], secret: '' }) },
   { route: '/webhooks/:id/replay-failed', url: (w) => `${WH(w)}/replay-failed`, fields: () => ({ since: '2000-01-01T00:00' }) },
   { route: '/webhooks/:id/deliveries/:dlv/replay', url: (w) => `${WH(w)}/deliveries/${w.deliveryId}/replay` },
+  { route: '/webhooks/:id/edit', url: (w) => `${WH(w)}/edit`, fields: () => ({ url: 'https://127.0.0.1:9/moved', events: ['project.created'] }) },
+  { route: '/webhooks/:id/rotate-secret', url: (w) => `${WH(w)}/rotate-secret`, fields: () => ({ previous_expires_in: '3600' }) },
+  { route: '/webhooks/:id/test', url: (w) => `${WH(w)}/test`, fields: () => ({ event: 'project.created' }) },
+  { route: '/webhooks/:id/enable', url: (w) => `${WH(w)}/enable` },
 ];
 
 /**

@@ -151,10 +151,10 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       expect(res.status).toBe(200);
       const rows = tableRows(res.text, 'Webhook subscriptions');
       expect(rows).toHaveLength(4);
-      expect(rows[0]).toMatch(/^https:\/\/hooks\.example\.com\/huge project\.created 2026-11-22 09:30 UTC 99\.9% \(1,998 of 2,000\) Delete$/);
-      expect(rows[1]).toBe('https://hooks.example.com/mixed project.created 2026-11-22 09:30 UTC 66.6% (2 of 3) Delete');
-      expect(rows[2]).toBe(`https://hooks.example.com/busy?a=1&b=2 ${EVENT_TYPES.join(', ')} 2026-11-22 09:30 UTC 0% (0 of 1) Delete`);
-      expect(rows[3]).toBe('https://hooks.example.com/quiet task.assigned, project.created 2026-11-22 09:30 UTC No attempts Delete');
+      expect(rows[0]).toMatch(/^https:\/\/hooks\.example\.com\/huge Active project\.created 2026-11-22 09:30 UTC 99\.9% \(1,998 of 2,000\) Delete$/);
+      expect(rows[1]).toBe('https://hooks.example.com/mixed Active project.created 2026-11-22 09:30 UTC 66.6% (2 of 3) Delete');
+      expect(rows[2]).toBe(`https://hooks.example.com/busy?a=1&b=2 Active ${EVENT_TYPES.join(', ')} 2026-11-22 09:30 UTC 0% (0 of 1) Delete`);
+      expect(rows[3]).toBe('https://hooks.example.com/quiet Active task.assigned, project.created 2026-11-22 09:30 UTC No attempts Delete');
       for (const id of [quiet, busy, mixed, huge]) {
         expect(res.text).toContain(`<a href="/dashboard/webhooks/${id}">`);
         expect(res.text).toContain(`<a href="/dashboard/webhooks/${id}/delete">Delete</a>`);
@@ -232,7 +232,7 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       expect(res.text).not.toContain('Signing secret (optional)');
       expect(res.text).toContain('<a href="/dashboard/webhooks">Add another subscription</a>');
       // The table already lists it.
-      expect(tableRows(res.text, 'Webhook subscriptions')[0]).toBe('https://hooks.example.com/given task.assigned, project.created 2026-11-22 09:30 UTC No attempts Delete');
+      expect(tableRows(res.text, 'Webhook subscriptions')[0]).toBe('https://hooks.example.com/given Active task.assigned, project.created 2026-11-22 09:30 UTC No attempts Delete');
 
       const stored = await env.container.store.repos.webhooks.findById(org.id, id);
       expect(stored).toMatchObject({ url: 'https://hooks.example.com/given', secret: given });
@@ -529,6 +529,50 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       expect(api.status).toBe(400);
       expect(`Endpoint URL ${api.body.error.details[0].message}`).toBe(message);
       expect(await strict.container.database.db.selectFrom('webhooks').select('id').where('org_id', '=', strictOrg.id).execute()).toEqual([]);
+    });
+  });
+  describe('subscription settings (DASHBOARD 6)', () => {
+    it('offers Edit, Rotate and Send test event to admins and owners only; the other roles get 403 pages and forged posts change nothing', async () => {
+      const hook = (await env.request('POST', '/v1/webhooks', { key: org.ownerKey, body: { url: 'https://127.0.0.1:9/settings', events: ['project.created'] } })).body.id as string;
+      const page = `/dashboard/webhooks/${hook}`;
+      const adminPage = await (await browserFor(admin.userId)).get(page);
+      for (const name of ['Edit subscription', 'Rotate secret', 'Send test event']) expect(adminPage.text).toContain(`>${name}</a>`);
+      expect(textOf(adminPage.text)).toContain('Active');
+      const before = await db().selectFrom('webhooks').selectAll().where('id', '=', hook).executeTakeFirstOrThrow();
+      for (const user of [member, viewer]) {
+        const browser = await browserFor(user.userId);
+        const read = await browser.get(page);
+        expect(read.status).toBe(200);
+        for (const name of ['Edit subscription', 'Rotate secret', 'Send test event', 'Enable subscription']) expect(read.text).not.toContain(name);
+        for (const step of ['edit', 'rotate-secret', 'test']) expect((await browser.get(`${page}/${step}`)).status, step).toBe(403);
+        const csrf = read.text.match(/name="_csrf" value="([^"]+)"/)?.[1] ?? null;
+        for (const [step, fields] of [['edit', { url: 'https://127.0.0.1:9/forged', events: 'project.created' }], ['rotate-secret', { previous_expires_in: '0' }], ['test', { event: 'project.created' }], ['enable', {}]] as const) {
+          expect((await browser.post(`${page}/${step}`, fields, { csrf })).status, step).toBe(403);
+        }
+      }
+      expect(await db().selectFrom('webhooks').selectAll().where('id', '=', hook).executeTakeFirstOrThrow()).toEqual(before);
+      expect(await db().selectFrom('deliveries').select('id').where('webhook_id', '=', hook).execute()).toEqual([]);
+      // Another organisation's subscription is a 404 page, whatever the step.
+      for (const step of ['edit', 'rotate-secret', 'test']) expect((await (await browserFor(admin.userId)).get(`/dashboard/webhooks/${foreignHook}/${step}`)).status).toBe(404);
+    });
+
+    it('rotates after the confirmation step: the new secret shown once (no-store), the old one valid for the chosen time', async () => {
+      const hook = (await env.request('POST', '/v1/webhooks', { key: org.ownerKey, body: { url: 'https://127.0.0.1:9/rotating', events: ['project.created'], secret: 'the-old-secret-0123' } })).body.id as string;
+      const browser = await browserFor(admin.userId);
+      const confirm = await browser.get(`/dashboard/webhooks/${hook}/rotate-secret`);
+      expect(textOf(confirm.text)).toContain('Keep the old secret valid for');
+      const bad = await browser.post(`/dashboard/webhooks/${hook}/rotate-secret`, { previous_expires_in: '12' });
+      expect(bad.status).toBe(400);
+      expect((await db().selectFrom('webhooks').select('secret').where('id', '=', hook).executeTakeFirstOrThrow()).secret).toBe('the-old-secret-0123');
+      const done = await browser.post(`/dashboard/webhooks/${hook}/rotate-secret`, { previous_expires_in: '3600' });
+      expect(done.status).toBe(200);
+      expect(String(done.headers['cache-control'])).toContain('no-store');
+      const secret = done.text.match(/id="new-secret" type="text" value="([^"]+)"/)?.[1];
+      expect(secret).toMatch(/^whsec_/);
+      const row = await db().selectFrom('webhooks').selectAll().where('id', '=', hook).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ secret, secret_previous: 'the-old-secret-0123', secret_previous_expires_at: clock.now() + 3_600_000 });
+      expect(textOf(done.text)).toContain('keeps signing beside it until');
+      expect((await browser.get(`/dashboard/webhooks/${hook}`)).text).not.toContain(secret!);
     });
   });
 });

@@ -82,6 +82,7 @@ describe.skipIf(SKIP)('webhook subscription settings in a browser (sqlite)', () 
     await follow(page.getByRole('link', { name: 'Edit subscription' }));
     expect(await heading()).toBe('Edit subscription');
     await assertAccessible(page, 'edit subscription');
+    await screenshotIfAsked(page, 'webhook-settings-edit.png');
     // A refused URL keeps the page, says why, changes nothing.
     await page.getByLabel('Endpoint URL').fill('http://insecure.example/hook');
     const refused = await follow(page.getByRole('button', { name: 'Save subscription' }));
@@ -91,7 +92,6 @@ describe.skipIf(SKIP)('webhook subscription settings in a browser (sqlite)', () 
 
     await page.getByLabel('Endpoint URL').fill(harness.receiver.url('/v2'));
     await page.getByRole('checkbox', { name: 'task.assigned' }).check();
-    await screenshotIfAsked(page, 'webhook-settings-edit.png');
     await follow(page.getByRole('button', { name: 'Save subscription' }));
     expect(page.url()).toContain(`/dashboard/webhooks/${webhookId}`);
     expect(await page.locator('.notice').textContent()).toContain('Subscription saved');
@@ -151,6 +151,7 @@ describe.skipIf(SKIP)('webhook subscription settings in a browser (sqlite)', () 
     await page.goto(`${baseUrl}/dashboard`);
     const warning = page.getByRole('status').filter({ hasText: 'needs attention' });
     expect(await warning.textContent()).toContain('Disabled');
+    await screenshotIfAsked(page, 'webhook-settings-overview.png');
     await assertAccessible(page, 'overview with a disabled subscription');
     await follow(warning.getByRole('link', { name: harness.receiver.url('/v2') }));
     expect(page.url()).toContain(`/dashboard/webhooks/${webhookId}`);

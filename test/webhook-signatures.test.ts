@@ -236,8 +236,9 @@ describe.each(testDialects())('webhook signatures on real deliveries (%s)', (dia
       expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(1);
       expect(libraryVerdict(fourth.secret, request)).toBe('ok');
       expect(libraryVerdict(Buffer.from(third.secret), request, { format: 'raw' })).not.toBe('ok');
-      // Replays sign with the current secret too.
+      // Replays sign with the current secret too (once the attempt is recorded: a pending delivery is not replayable).
       const deliveryId = String(request.headers['x-service-delivery-id']);
+      await waitFor('the attempt recorded', async () => (await env.container.store.repos.deliveries.findById(org.id, deliveryId))?.status === 'delivered');
       const replay = await env.request('POST', `/v1/webhooks/${hook.id}/deliveries/${deliveryId}/replay`, { key: org.ownerKey });
       expect(replay.status).toBe(202);
       const replayed = await waitFor('the replay', () => receiver.at(hook.pathname)[2]);

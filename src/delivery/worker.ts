@@ -207,7 +207,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
     if (limit === 0) return false;
     if (claimed.length > 0) return claimed.length >= limit && capacity() >= claimThreshold;
     // Nothing due now: sleep until the earliest retry, or the poll interval, whichever is sooner.
-    const due = await queue.nextDueAt(clock.now(), saturated());
+    let due: number | null;
+    try {
+      due = await queue.nextDueAt(clock.now(), saturated());
+    } catch (err) {
+      // The database is out (its outage is reported by /readyz): look again at the next poll, and never let
+      // the rejection escape the loop (an unhandled rejection ends the process).
+      logger.warn({ err }, 'delivery worker: could not read the next due time; polling');
+      due = null;
+    }
     arm(due === null ? pollMs : Math.min(pollMs, Math.max(10, due - clock.now())));
     return false;
   }

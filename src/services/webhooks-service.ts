@@ -8,7 +8,7 @@ import type { Store } from '../db/store.js';
 import { assertPublicWebhookUrl, SsrfBlockedError } from '../delivery/ssrf.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
-import { EVENT_TYPES, type EventType } from './events.js';
+import type { EventType } from './events.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 import { requireWritable } from './workspace.js';
@@ -345,7 +345,3 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
 
 export type WebhooksService = ReturnType<typeof createWebhooksService>;
 
-/** Every event's example data, checked complete by the type. */
-export function isEventType(value: string): value is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(value);
-}
