@@ -326,34 +326,45 @@ describe('SQLite group commit: kill -9 of serve', () => {
 
     const acknowledged: string[] = [];
     let failed = 0;
+    let sent = 0;
     let killed = false;
     const kill = () => {
       if (killed) return;
       killed = true;
       serve!.child.kill('SIGKILL');
     };
-    const requests = Array.from({ length: REQUESTS }, async (_, i) => {
-      try {
-        const res = await fetch(`${address}/v1/projects`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ name: `Crash ${i}` }),
-        });
-        const body = (await res.json()) as { id?: string };
-        if (res.status === 201 && body.id) acknowledged.push(body.id);
-        else failed++;
-      } catch {
-        failed++; // cut off by the kill: no answer, no promise made
+    // A steady stream from CONCURRENCY clients rather than one burst: a burst could be committed whole (one or
+    // two group commits) before the first answer reaches this process, and then the kill would find nothing
+    // in flight. Streaming, requests are always in flight when the kill lands.
+    // The clients go on until the process is gone, so requests are cut off by the kill or refused after it.
+    const CONCURRENCY = 32;
+    let gone = false;
+    void serve.exited.then(() => (gone = true));
+    const clients = Array.from({ length: CONCURRENCY }, async () => {
+      while (!gone && sent < REQUESTS) {
+        const i = sent++;
+        try {
+          const res = await fetch(`${address}/v1/projects`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: `Crash ${i}` }),
+          });
+          const body = (await res.json()) as { id?: string };
+          if (res.status === 201 && body.id) acknowledged.push(body.id);
+          else failed++;
+        } catch {
+          failed++; // cut off by the kill: no answer, no promise made
+        }
+        // Kill while requests are still being sent and answered.
+        if (acknowledged.length >= REQUESTS / 5) kill();
       }
-      // Kill while most of the requests are still in flight.
-      if (acknowledged.length >= REQUESTS / 5) kill();
     });
-    await Promise.all(requests);
+    await Promise.all(clients);
     kill();
     const exit = await serve.exited;
     expect(exit.signal).toBe('SIGKILL');
     expect(acknowledged.length).toBeGreaterThan(0);
-    expect(acknowledged.length).toBeLessThan(REQUESTS); // the kill found requests in flight
+    expect(acknowledged.length).toBeLessThan(sent); // the kill found requests in flight
     expect(failed).toBeGreaterThan(0);
 
     // Restart (recovery of the WAL), then read the database through the service and directly.
@@ -374,7 +385,7 @@ describe('SQLite group commit: kill -9 of serve', () => {
       const events = new Set(eventBodies);
       const missing = acknowledged.filter((id) => !stored.has(id));
       const withoutEvent = acknowledged.filter((id) => !events.has(id));
-      console.info(`[sqlite] group commit kill -9: ${REQUESTS} sent, ${acknowledged.length} acknowledged, ${stored.size} stored`);
+      console.info(`[sqlite] group commit kill -9: ${sent} sent, ${acknowledged.length} acknowledged, ${stored.size} stored`);
       expect(missing).toEqual([]);
       expect(withoutEvent).toEqual([]);
       // Nothing is stored without its event (a create is one unit of work).
