@@ -161,10 +161,14 @@ const uniqueEvents = (events: readonly EventType[]) => [...new Set(events)];
 export function createWebhooksService({ store, clock, allowPrivateNetworks, secrets, eventExamples }: WebhooksServiceDeps) {
   const view = (row: WebhookRow) => toWebhook(row, clock.now());
 
-  /** The checks every change shares, in the contract's order: role, then read-only, then the 404. */
-  async function changeable(actor: Actor, webhookId: string): Promise<WebhookRow> {
+  /**
+   * The checks every change shares, in the contract's order (CONTRACT 1): role, then read-only, then the
+   * input's own rules (`validate`), then the 404.
+   */
+  async function changeable(actor: Actor, webhookId: string, validate?: () => void): Promise<WebhookRow> {
     authorize(actor, 'webhooks', 'update');
     await requireWritable(store.repos, actor);
+    validate?.();
     return requireWebhook(store.repos, actor.orgId, webhookId);
   }
 
@@ -222,8 +226,9 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
      * URL when it claims a delivery, so waiting and later attempts go to the new one.
      */
     async update(actor: Actor, webhookId: string, input: UpdateWebhookInput): Promise<Webhook> {
-      if (input.url !== undefined) checkUrl(input.url, allowPrivateNetworks);
-      const existing = await changeable(actor, webhookId);
+      const existing = await changeable(actor, webhookId, () => {
+        if (input.url !== undefined) checkUrl(input.url, allowPrivateNetworks);
+      });
       const changes: { url?: string; events?: string } = {};
       const audit: Record<string, { old: unknown; new: unknown }> = {};
       if (input.url !== undefined && input.url !== existing.url) {
@@ -255,8 +260,9 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
      * seconds. A rotation inside an earlier window ends that window's older secret at once: at most two sign.
      */
     async rotateSecret(actor: Actor, webhookId: string, input: RotateSecretInput): Promise<RotatedSecret> {
-      if (input.secret !== undefined) checkChosenSecret(input.secret);
-      await changeable(actor, webhookId);
+      await changeable(actor, webhookId, () => {
+        if (input.secret !== undefined) checkChosenSecret(input.secret);
+      });
       const seconds = input.previous_expires_in ?? DEFAULT_PREVIOUS_EXPIRES_IN;
       const secret = input.secret ?? generateSecret();
       const now = clock.now();
