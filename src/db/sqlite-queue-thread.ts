@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Compilable, Kysely } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HOUR_MS } from '../lib/time.js';
-import type { DeliveryQueue, QueueClaim } from './delivery-queue.js';
+import type { DeliveryQueue, QueueClaim } from './delivery-queue-contract.js';
 import { queueQueries, streakUpdates, type AttemptCompletion, type ClaimedDelivery } from './repositories/deliveries-repo.js';
 import type { DB } from './schema.js';
 

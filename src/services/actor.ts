@@ -1,7 +1,6 @@
-import type { AuditSource, Role } from '../db/schema.js';
+import type { AuditSource, Role, Workspace } from '../db/schema.js';
 import { errors } from '../errors.js';
 import { isAllowed, type Action, type ResourceKind, type Scope } from './permissions.js';
-import type { Workspace } from './workspace.js';
 
 /** Where a change came from, as the audit log records it. */
 export interface ActorContext {

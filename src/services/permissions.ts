@@ -1,5 +1,4 @@
-import type { Role } from '../db/schema.js';
-import type { Workspace } from './workspace.js';
+import type { Role, Workspace } from '../db/schema.js';
 
 export type ResourceKind = 'projects' | 'users' | 'webhooks';
 export type Action = 'read' | 'create' | 'update' | 'delete';

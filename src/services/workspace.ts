@@ -1,4 +1,4 @@
-import type { OrgState } from '../db/schema.js';
+import type { Workspace } from '../db/schema.js';
 import type { Repositories } from '../db/repositories/index.js';
 import { errors } from '../errors.js';
 import type { Actor } from './actor.js';
@@ -7,13 +7,10 @@ import type { Actor } from './actor.js';
  * The organisation's lifecycle as every door sees it (DASHBOARD 10). A read-only workspace refuses
  * every change except the short list of section 10 (reads, sign-in and sign-out, account settings, data
  * export, revoking keys, deleting webhook subscriptions, resuming); the services that allow one of those
- * simply do not call `requireWritable`.
+ * simply do not call `requireWritable`. The shape lives with the schema, which the repositories read it
+ * into, so they need nothing from this layer.
  */
-export interface Workspace {
-  readonly state: OrgState;
-  /** Cancellation + 30 days; null while active. */
-  readonly deletionAt: number | null;
-}
+export type { Workspace };
 
 export const ACTIVE_WORKSPACE: Workspace = { state: 'active', deletionAt: null };
 

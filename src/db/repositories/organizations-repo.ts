@@ -1,7 +1,6 @@
-import type { Workspace } from '../../services/workspace.js';
 import { sql } from 'kysely';
 import type { Updateable } from 'kysely';
-import type { OrganizationRow, OrganizationsTable, OrgState } from '../schema.js';
+import type { OrganizationRow, OrganizationsTable, OrgState, Workspace } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
 export function organizationsRepository(ctx: RepoContext) {

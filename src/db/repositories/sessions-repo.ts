@@ -1,5 +1,4 @@
-import type { Workspace } from '../../services/workspace.js';
-import type { SessionRow, UserRow } from '../schema.js';
+import type { SessionRow, UserRow, Workspace } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
 /** A session with what every dashboard request needs about its user and organisation, read in one query. */
