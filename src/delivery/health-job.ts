@@ -1,6 +1,6 @@
 import type { Container } from '../container.js';
 import type { BackgroundJob } from '../lifecycle/lifecycle-job.js';
-import { createCoalescedRunner, createWakeTimer } from '../lib/wake-timer.js';
+import { startPolledJob } from '../lib/wake-timer.js';
 
 export interface HealthJobOptions {
   /** How often it looks for disablings to announce; default 10 s (it also wakes at the next 24-hour mark or secret expiry). */
@@ -17,29 +17,14 @@ export const HEALTH_POLL_MS = 10_000;
 export function startWebhookHealthJob(container: Container, options: HealthJobOptions = {}): BackgroundJob {
   const { services, clock, logger } = container;
   const pollMs = options.pollMs ?? HEALTH_POLL_MS;
-  let stopped = false;
-  const timer = createWakeTimer(() => kick());
-
-  async function pass(): Promise<void> {
-    const result = await services.webhookHealth.sweep();
-    if (result.disabled + result.warned + result.forgotten > 0) logger.info(result, 'webhook health: sweep');
-    if (stopped) return;
-    const next = await services.webhookHealth.nextDueAt();
-    if (next !== null) timer.arm(Math.min(pollMs, Math.max(5, next - clock.now())));
-  }
-
-  const runner = createCoalescedRunner(pass, (err) => logger.error({ err }, 'webhook health: a sweep failed; retrying at the next poll'), () => stopped);
-  const kick = runner.kick;
-  const poll = setInterval(kick, pollMs);
-  poll.unref?.();
-  kick();
-  return {
-    kick,
-    async stop() {
-      stopped = true;
-      clearInterval(poll);
-      timer.clear();
-      await runner.idle();
+  return startPolledJob(
+    async (job) => {
+      const result = await services.webhookHealth.sweep();
+      if (result.disabled + result.warned + result.forgotten > 0) logger.info(result, 'webhook health: sweep');
+      if (job.stopped()) return;
+      const next = await services.webhookHealth.nextDueAt();
+      if (next !== null) job.arm(Math.min(pollMs, Math.max(5, next - clock.now())));
     },
-  };
+    { pollMs, onError: (err) => logger.error({ err }, 'webhook health: a sweep failed; retrying at the next poll') },
+  );
 }

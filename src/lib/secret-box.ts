@@ -19,6 +19,8 @@ export interface SecretBox {
   open(stored: string): string;
   /** True when `stored` is in the form `seal` would write now (so it needs no rewriting at start). */
   isCurrent(stored: string): boolean;
+  /** How every value `seal` writes now begins (`wsk1:<key id>:`); null without a key (values are plain). */
+  readonly currentPrefix: string | null;
 }
 
 export class SecretBoxError extends Error {
@@ -28,7 +30,9 @@ export class SecretBoxError extends Error {
   }
 }
 
-const PREFIX = 'wsk1:';
+/** How every sealed value begins. */
+export const SEALED_PREFIX = 'wsk1:';
+const PREFIX = SEALED_PREFIX;
 
 export function isSealed(stored: string): boolean {
   return stored.startsWith(PREFIX);
@@ -69,6 +73,7 @@ export function createSecretBox(keys: readonly Buffer[]): SecretBox {
         return stored;
       },
       isCurrent: (stored) => !isSealed(stored),
+      currentPrefix: null,
     };
   }
   const byId = new Map(keys.map((key) => [keyIdOf(key), key] as const));
@@ -108,5 +113,6 @@ export function createSecretBox(keys: readonly Buffer[]): SecretBox {
       return secret;
     },
     isCurrent: (stored) => sealedKeyId(stored) === currentId,
+    currentPrefix: `${PREFIX}${currentId}:`,
   };
 }

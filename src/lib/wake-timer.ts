@@ -64,3 +64,39 @@ export function createCoalescedRunner(work: () => Promise<void>, onError: (err: 
     },
   };
 }
+
+/** A background job: a pass, run when kicked, every poll, and at the moment a pass arms. */
+export interface PolledJob {
+  kick(): void;
+  stop(): Promise<void>;
+}
+
+export interface PolledJobContext {
+  /** Wakes the job again after `delayMs` (earlier than the poll), at the earliest moment asked. */
+  arm(delayMs: number): void;
+  stopped(): boolean;
+}
+
+/**
+ * The shell the worker's jobs share: passes one at a time (createCoalescedRunner), an unref'd poll, a wake
+ * timer the pass arms for the next due moment, and a stop that waits for the pass under way. The first
+ * pass starts at once.
+ */
+export function startPolledJob(pass: (job: PolledJobContext) => Promise<void>, options: { pollMs: number; onError: (err: unknown) => void }): PolledJob {
+  let stopped = false;
+  const timer = createWakeTimer(() => runner.kick());
+  const context: PolledJobContext = { arm: (delayMs) => !stopped && timer.arm(delayMs), stopped: () => stopped };
+  const runner = createCoalescedRunner(() => pass(context), options.onError, () => stopped);
+  const poll = setInterval(runner.kick, options.pollMs);
+  poll.unref?.();
+  runner.kick();
+  return {
+    kick: runner.kick,
+    async stop() {
+      stopped = true;
+      clearInterval(poll);
+      timer.clear();
+      await runner.idle();
+    },
+  };
+}

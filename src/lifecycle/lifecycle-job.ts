@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Container } from '../container.js';
-import { createCoalescedRunner, createWakeTimer } from '../lib/wake-timer.js';
+import { startPolledJob, type PolledJobContext } from '../lib/wake-timer.js';
 import { DELETION_LEASE_MS } from '../services/deletion-service.js';
 
 export interface BackgroundJob {
@@ -37,11 +37,9 @@ export function startLifecycleJob(container: Container, options: LifecycleJobOpt
   const pollMs = options.pollMs ?? LIFECYCLE_POLL_MS;
   const batchSize = options.batchSize ?? container.config.deletionBatchSize;
   const leaseMs = options.leaseMs ?? DELETION_LEASE_MS;
-  let stopped = false;
   let started = false;
-  const timer = createWakeTimer(() => kick());
 
-  async function pass(): Promise<void> {
+  async function pass(job: PolledJobContext): Promise<void> {
     if (!started) {
       // Only one worker runs on SQLite: a deletion left `deleting` under a lease is a killed process's.
       if (store.dialect === 'sqlite') {
@@ -51,30 +49,16 @@ export function startLifecycleJob(container: Container, options: LifecycleJobOpt
       started = true;
     }
     await deletion.sendDueReminders();
-    while (!stopped) {
+    while (!job.stopped()) {
       const org = await deletion.claimDue(owner, leaseMs);
       if (!org) break;
-      await deletion.deleteOrganization(org, owner, { batchSize, leaseMs, shouldStop: () => stopped });
+      // A deletion under way ends after its current batch and gives its lease back when the job stops.
+      await deletion.deleteOrganization(org, owner, { batchSize, leaseMs, shouldStop: job.stopped });
     }
-    if (stopped) return;
+    if (job.stopped()) return;
     const next = await deletion.nextDueAt();
-    if (next !== null) timer.arm(Math.min(pollMs, Math.max(5, next - clock.now())));
+    if (next !== null) job.arm(Math.min(pollMs, Math.max(5, next - clock.now())));
   }
 
-  const runner = createCoalescedRunner(pass, (err) => logger.error({ err }, 'lifecycle job: a pass failed; retrying at the next poll'), () => stopped);
-  const kick = runner.kick;
-  const poll = setInterval(kick, pollMs);
-  poll.unref?.();
-  kick();
-
-  return {
-    kick,
-    async stop() {
-      stopped = true;
-      clearInterval(poll);
-      timer.clear();
-      // A deletion under way ends after its current batch and gives its lease back.
-      await runner.idle();
-    },
-  };
+  return startPolledJob(pass, { pollMs, onError: (err) => logger.error({ err }, 'lifecycle job: a pass failed; retrying at the next poll') });
 }

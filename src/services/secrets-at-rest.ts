@@ -8,7 +8,7 @@ import { SecretBoxError, type SecretBox } from '../lib/secret-box.js';
 export interface SecretsAtRestReport {
   /** Stored values rewritten under the current key (plain ones, and ones sealed under an older key). */
   sealed: number;
-  /** Stored values checked. */
+  /** Stored values read because they were not in the current form (each opened, then sealed if a key is set). */
   checked: number;
 }
 
@@ -23,8 +23,9 @@ export interface SecretsAtRestReport {
  */
 export async function prepareSecretsAtRest(deps: { store: Store; database: Pick<Database, 'db' | 'dialect'>; box: SecretBox; log: FastifyBaseLogger }): Promise<SecretsAtRestReport> {
   const { store, database, box, log } = deps;
-  const secrets = await store.repos.webhooks.storedSecretsAcrossOrgs();
-  const bodies = await store.repos.idempotency.storedBodiesAcrossOrgs();
+  // Only values not in the current form are read: on a start with nothing to seal, no secret leaves the database.
+  const secrets = await store.repos.webhooks.secretsNotInFormAcrossOrgs(box.currentPrefix);
+  const bodies = await store.repos.idempotency.bodiesNotInFormAcrossOrgs(box.currentPrefix);
   const work: { value: string; reseal: (sealed: string) => Promise<unknown> }[] = [];
   for (const row of secrets) {
     for (const column of ['secret', 'secret_previous'] as const) {
@@ -65,7 +66,7 @@ export async function prepareSecretsAtRest(deps: { store: Store; database: Pick<
     }
     log.info({ sealed: opened.length, key_id: box.keyId }, 'webhook secrets sealed under WEBHOOK_SECRETS_KEY');
   } else {
-    log.info({ checked: work.length, key_id: box.keyId }, 'webhook secrets are sealed under WEBHOOK_SECRETS_KEY');
+    log.info({ key_id: box.keyId }, 'webhook secrets are sealed under WEBHOOK_SECRETS_KEY');
   }
   return { sealed: opened.length, checked: work.length };
 }

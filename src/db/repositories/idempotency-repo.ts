@@ -1,3 +1,4 @@
+import { SEALED_PREFIX } from '../../lib/secret-box.js';
 import type { Selectable, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import { isUniqueViolation } from '../database.js';
 import type { DB, IdempotencyKeysTable } from '../schema.js';
@@ -48,9 +49,13 @@ export function idempotencyRepository({ db }: RepoContext) {
         .execute();
     },
 
-    /** Stored responses, for sealing under WEBHOOK_SECRETS_KEY at start (kept 24 hours: a bounded table). */
-    async storedBodiesAcrossOrgs(): Promise<{ org_id: string; api_key_id: string; key: string; response_body: string }[]> {
-      const rows = await db.selectFrom('idempotency_keys').select(['org_id', 'api_key_id', 'key', 'response_body']).where('response_body', 'is not', null).execute();
+    /** Stored responses not in the current form (as `secretsNotInFormAcrossOrgs`), for sealing at start. */
+    async bodiesNotInFormAcrossOrgs(currentPrefix: string | null): Promise<{ org_id: string; api_key_id: string; key: string; response_body: string }[]> {
+      const rows = await db
+        .selectFrom('idempotency_keys')
+        .select(['org_id', 'api_key_id', 'key', 'response_body'])
+        .where('response_body', currentPrefix === null ? 'like' : 'not like', currentPrefix === null ? `${SEALED_PREFIX}%` : `${currentPrefix}%`)
+        .execute();
       return rows.map((r) => ({ ...r, response_body: r.response_body! }));
     },
 

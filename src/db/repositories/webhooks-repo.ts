@@ -1,5 +1,6 @@
 import type { Updateable } from 'kysely';
 import type { NewWebhook, WebhookRow, WebhooksTable } from '../schema.js';
+import { SEALED_PREFIX } from '../../lib/secret-box.js';
 import { toPage, type Page, type RepoContext } from './executor.js';
 
 /** A subscription the health job has to act on (CONTRACT 11). */
@@ -154,9 +155,20 @@ export function webhooksRepository(ctx: RepoContext) {
 
     // ---- start-up: secrets at rest ----
 
-    /** Every stored secret, for sealing under the current key (a small table: one row per subscription). */
-    async storedSecretsAcrossOrgs(): Promise<Pick<WebhookRow, 'org_id' | 'id' | 'secret' | 'secret_previous'>[]> {
-      return db.selectFrom('webhooks').select(['org_id', 'id', 'secret', 'secret_previous']).execute();
+    /**
+     * The subscriptions holding a secret not in the current form: not starting with `currentPrefix`, or, with
+     * none (no key), sealed ones. A start with nothing to do reads no secret.
+     */
+    async secretsNotInFormAcrossOrgs(currentPrefix: string | null): Promise<Pick<WebhookRow, 'org_id' | 'id' | 'secret' | 'secret_previous'>[]> {
+      return db
+        .selectFrom('webhooks')
+        .select(['org_id', 'id', 'secret', 'secret_previous'])
+        .where((eb) => {
+          const stale = (column: 'secret' | 'secret_previous') =>
+            currentPrefix === null ? eb(column, 'like', `${SEALED_PREFIX}%`) : eb.and([eb(column, 'is not', null), eb(column, 'not like', `${currentPrefix}%`)]);
+          return eb.or([stale('secret'), stale('secret_previous')]);
+        })
+        .execute();
     },
 
     /** Replaces a stored secret's form only if it is still `was` (another process may have sealed it first). */

@@ -10,7 +10,7 @@ import { formErrors, validateAs } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
 import { deliveryHref, subscriptionHref, WEBHOOKS } from '../views/delivery-views.js';
-import { EventsGroup } from '../views/webhook-views.js';
+import { EventsGroup, SecretField } from '../views/webhook-views.js';
 import { Layout } from '../views/layout.js';
 
 const WebhookParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
@@ -194,13 +194,7 @@ function RotatedView({ page, webhook, rotated, stoppedNow }: { page: PageContext
           Deliveries to <code class="webhook-url">{webhook.url}</code> are signed with the secret below from now on. Copy it now and configure your
           receiver with it: it is shown only this once.
         </p>
-        <div class="secret">
-          <label for="new-secret">Signing secret</label>
-          <input id="new-secret" type="text" value={rotated.secret} readOnly autocomplete="off" />
-          <button type="button" data-copy-target="new-secret" hidden>
-            Copy
-          </button>
-        </div>
+        <SecretField value={rotated.secret} />
         <p>
           {stoppedNow ? (
             <>The old secret stopped signing at once.</>

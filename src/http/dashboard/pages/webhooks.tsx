@@ -11,7 +11,7 @@ import { validateAs } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, CsrfField, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
-import { EventsGroup, SubscriptionStatus } from '../views/webhook-views.js';
+import { EventsGroup, SecretField, SubscriptionStatus } from '../views/webhook-views.js';
 import { formatCount, formatShare } from '../views/numbers.js';
 
 const HERE = '/dashboard/webhooks';
@@ -138,13 +138,7 @@ function NewSubscription({ created }: { created: CreatedWebhook }) {
         Events go to <a href={webhookHref(created.id)} class="webhook-url">{created.url}</a>, signed with the secret below. Copy it now and
         configure your receiver with it: it is shown only this once.
       </p>
-      <div class="secret">
-        <label for="new-secret">Signing secret</label>
-        <input id="new-secret" type="text" value={created.secret} readOnly autocomplete="off" />
-        <button type="button" data-copy-target="new-secret" hidden>
-          Copy
-        </button>
-      </div>
+      <SecretField value={created.secret} />
     </section>
   );
 }

@@ -41,3 +41,16 @@ export function SubscriptionStatus({ webhook }: { webhook: Pick<Webhook, 'status
   }
   return <span class="status status-active">Active</span>;
 }
+
+/** A signing secret shown this once: read-only, labelled "Signing secret", with a Copy button the script reveals. */
+export function SecretField({ value }: { value: string }) {
+  return (
+    <div class="secret">
+      <label for="new-secret">Signing secret</label>
+      <input id="new-secret" type="text" value={value} readOnly autocomplete="off" />
+      <button type="button" data-copy-target="new-secret" hidden>
+        Copy
+      </button>
+    </div>
+  );
+}
