@@ -36,3 +36,22 @@ export function toIso(ms: EpochMs): string {
   const seconds = Math.floor(rest / 1000);
   return `${cachedPrefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
 }
+
+const counts = new Intl.NumberFormat('en-US');
+
+/** A period in words, in the largest unit that divides it: "7 days", "1 day", "12 hours", "90 minutes". */
+export function durationInWords(ms: number): string {
+  const units: [number, string][] = [
+    [DAY_MS, 'day'],
+    [HOUR_MS, 'hour'],
+    [60_000, 'minute'],
+    [1000, 'second'],
+  ];
+  for (const [size, unit] of units) {
+    if (ms >= size && ms % size === 0) {
+      const n = ms / size;
+      return `${counts.format(n)} ${unit}${n === 1 ? '' : 's'}`;
+    }
+  }
+  return `${counts.format(ms)} ms`;
+}

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../db/store.js';
 import type { HealthDue } from '../db/repositories/webhooks-repo.js';
-import { HOUR_MS, toIso, type Clock } from '../lib/time.js';
+import { durationInWords, HOUR_MS, toIso, type Clock } from '../lib/time.js';
 import type { Mailer } from '../mail/mailer.js';
 import { webhookDisabledMail, webhookFailingMail } from '../mail/webhook-health-mail.js';
 import { systemActor } from './actor.js';
@@ -24,14 +24,6 @@ export interface HealthSweep {
   disabled: number;
   warned: number;
   forgotten: number;
-}
-
-function duration(ms: number): string {
-  const days = ms / 86_400_000;
-  if (Number.isInteger(days)) return `${days} day${days === 1 ? '' : 's'}`;
-  const hours = ms / HOUR_MS;
-  if (Number.isInteger(hours)) return `${hours} hour${hours === 1 ? '' : 's'}`;
-  return `${Math.round(ms / 60_000)} minutes`;
 }
 
 /**
@@ -102,7 +94,7 @@ export function createWebhookHealthService({ store, clock, mailer, publicBaseUrl
     await mailAll(row.org_id, (to, organizationName) =>
       webhookFailingMail(
         { to, organizationName, url: row.url, failingSince: new Date(Number(row.failing_since)), subscriptionUrl: `${publicBaseUrl}/dashboard/webhooks/${row.id}` },
-        disableAfterMs === null ? null : duration(disableAfterMs),
+        disableAfterMs === null ? null : durationInWords(disableAfterMs),
       ),
     );
     return true;

@@ -61,7 +61,7 @@ export const MAX_PREVIOUS_EXPIRES_IN = 604_800;
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(Number(ms)));
 
-export function toWebhook(row: WebhookRow, now: number = Date.now()): Webhook {
+export function toWebhook(row: WebhookRow, now: number): Webhook {
   const previousExpires = row.secret_previous !== null && row.secret_previous_expires_at !== null && Number(row.secret_previous_expires_at) > now ? row.secret_previous_expires_at : null;
   return {
     id: row.id,

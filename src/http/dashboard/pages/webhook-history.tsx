@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../../../config.js';
 import { DomainError, errors, type ErrorDetail } from '../../../errors.js';
-import { DAY_MS, systemClock, toIso } from '../../../lib/time.js';
+import { DAY_MS, durationInWords, systemClock, toIso } from '../../../lib/time.js';
 import { can } from '../../../services/actor.js';
 import { HISTORY_SCAN_LIMIT, HISTORY_STATES, type DeliveryDetail, type HistoryFilterInput, type HistoryResult, type HistoryState } from '../../../services/deliveries-service.js';
 import type { DeliveryHealth } from '../../../services/delivery-stats-service.js';
@@ -21,7 +21,6 @@ import {
   deliveriesCount,
   deliveryHref,
   DeliveryView,
-  durationInWords,
   ExactTime,
   STATE_WORDS,
   subscriptionHref,

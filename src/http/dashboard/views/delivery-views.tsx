@@ -120,23 +120,6 @@ export function DeliveriesTable({ items, filtered }: { items: readonly Delivery[
   );
 }
 
-/** A retention period in words: "7 days", "1 day", "12 hours", "90 minutes". */
-export function durationInWords(ms: number): string {
-  const units: [number, string][] = [
-    [86_400_000, 'day'],
-    [3_600_000, 'hour'],
-    [60_000, 'minute'],
-    [1000, 'second'],
-  ];
-  for (const [size, unit] of units) {
-    if (ms >= size && ms % size === 0) {
-      const n = ms / size;
-      return `${formatCount(n)} ${unit}${n === 1 ? '' : 's'}`;
-    }
-  }
-  return `${formatCount(ms)} ms`;
-}
-
 const plural = (n: number, one: string, many: string) => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /** "2 deliveries will be sent again" (the confirmation's count, and the button's number). */
