@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/lib/crypto.js';
 import { EVENT_TYPES } from '../src/services/events.js';
-import { DashboardClient, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
+import { DashboardClient, noticeOf, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 /** The secret shown once on the answer to "Create key". */
@@ -56,9 +56,12 @@ describe.each(testDialects())('dashboard: API keys (%s)', (dialect) => {
     return browser.post('/dashboard/api-keys', fields);
   }
 
+  /** Creates a key through the form; `res` is the page the 303 leads to, where the key is shown once. */
   async function createKey(browser: DashboardClient, fields: FormFields): Promise<{ key: string; id: string; res: PageResponse }> {
-    const res = await create(browser, fields);
-    expect(res.status, textOf(res.text)).toBe(200);
+    const posted = await create(browser, fields);
+    expect(posted.status, textOf(posted.text)).toBe(303);
+    expect(posted.location).toBe('/dashboard/api-keys');
+    const res = await browser.follow(posted);
     const key = newKeyOf(res.text);
     expect(key).toMatch(/^wsk_/);
     const row = await db().selectFrom('api_keys').select('id').where('key_hash', '=', sha256Hex(key!)).executeTakeFirstOrThrow();
@@ -73,7 +76,7 @@ describe.each(testDialects())('dashboard: API keys (%s)', (dialect) => {
       const res = await browser.get('/dashboard/api-keys');
       expect(res.status).toBe(200);
       expect(res.text).toContain('<title>API keys · Keys &amp; Co · Workspace</title>');
-      expect(res.text).toContain('<caption>API keys</caption>');
+      expect(res.text).toMatch(/<caption[^>]*>API keys<\/caption>/);
       expect(res.text).toMatch(/<a href="\/dashboard\/api-keys" aria-current="page">API keys<\/a>/);
       expect(res.text).toContain('<h2 id="create-key-title">Create API key</h2>');
       expect(res.text).toContain('<label for="name">Name</label>');
@@ -117,12 +120,21 @@ describe.each(testDialects())('dashboard: API keys (%s)', (dialect) => {
     }
   });
 
-  it('creates a full-access key: shown once on the 200 answer with a Copy button, audited with the session, no event', async () => {
+  it('creates a full-access key: shown once after the redirect with a Copy button, gone on reload, audited with the session, no event', async () => {
     const browser = await browserFor(member.userId);
     const before = await snapshot();
     const { key, id, res } = await createKey(browser, { name: 'Deploy bot', access: 'full', projects: 'none', users: 'none', webhooks: 'none' });
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.location).toBeUndefined();
+    expect(noticeOf(res.text)).toBe('API key "Deploy bot" created.');
+    // A reload shows the list: neither the key nor the notice again, and no second key.
+    const reloaded = await browser.get('/dashboard/api-keys');
+    expect(newKeyOf(reloaded.text)).toBeNull();
+    expect(reloaded.text).not.toContain(key);
+    expect(noticeOf(reloaded.text)).toBe('');
+    expect((await snapshot()).keys).toHaveLength(before.keys.length + 1);
+    // The slot holds the key sealed with the session's token: the database never has it readable.
+    const sessions = await db().selectFrom('sessions').select('flash').where('org_id', '=', org.id).execute();
+    for (const row of sessions) expect(row.flash ?? '').not.toContain(key.slice(4, 20));
     expect(res.text).toContain('<label for="new-key">Your new API key</label>');
     expect(res.text).toMatch(/<input id="new-key" type="text" value="wsk_[^"]+" readonly/);
     expect(res.text).toContain('<button type="button" data-copy-target="new-key" hidden>Copy</button>');
@@ -215,7 +227,7 @@ describe.each(testDialects())('dashboard: API keys (%s)', (dialect) => {
       expect(res.text).toContain('<input type="radio" name="access" value="restricted" checked/>');
       expect(res.text).toContain('value="empty"');
       expect(res.text).not.toContain('id="new-key"');
-      expect(res.text).toContain('<caption>API keys</caption>');
+      expect(res.text).toMatch(/<caption[^>]*>API keys<\/caption>/);
     }
     expect(await snapshot()).toEqual(before);
   });
@@ -269,9 +281,10 @@ describe.each(testDialects())('dashboard: API keys (%s)', (dialect) => {
     const before = await snapshot();
     const res = await browser.post(`/dashboard/api-keys/${id}/revoke`);
     expect(res.status).toBe(303);
-    expect(res.location).toBe('/dashboard/api-keys?done=revoked');
-    const after = await browser.get(res.location!);
-    expect(after.text).toMatch(/<div class="notice" role="status">Key revoked\.<\/div>/);
+    expect(res.location).toBe('/dashboard/api-keys');
+    const after = await browser.follow(res);
+    expect(noticeOf(after.text)).toMatch(/^API key "to revoke" \(wsk_[A-Za-z0-9_-]{8}…\) revoked\.$/);
+    expect(noticeOf((await browser.get('/dashboard/api-keys')).text)).toBe('');
     expect(tableRows(after.text, 'API keys').some((r) => r.includes('to revoke'))).toBe(false);
 
     const denied = await env.request('GET', '/v1/projects', { key });
@@ -362,14 +375,16 @@ describe.each(testDialects())('dashboard: API keys (%s)', (dialect) => {
     const page = await browser.get('/dashboard/api-keys');
     const row = tableRows(page.text, 'API keys').find((r) => r.includes('used key'))!;
     expect(row).not.toMatch(/never/);
-    expect(row).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    // Created and last used moments ago: relative, with the exact time in each <time>'s title.
+    expect(row).toMatch(/ just now just now Revoke$/);
+    expect(page.text).toMatch(/<time datetime="[^"]+" title="\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d:\d\d UTC">just now<\/time>/);
   });
 
-  it('shows only fixed notices: an unknown done code or any other text is never echoed', async () => {
+  it('takes notices only from the session: text in the address is refused, never echoed', async () => {
     const browser = await browserFor(member.userId);
     const unknown = await browser.get('/dashboard/api-keys?done=%3Cb%3Ehello%3C%2Fb%3E');
-    expect(unknown.status).toBe(200);
+    expect(unknown.status).toBe(400);
     expect(unknown.text).not.toContain('hello');
-    expect(unknown.text).not.toContain('role="status"');
+    expect(unknown.text).not.toContain('class="notice"');
   });
 });

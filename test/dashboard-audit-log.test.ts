@@ -27,7 +27,7 @@ interface Row {
 const COLUMNS = ['time', 'actor', 'action', 'target', 'source', 'ip', 'outcome', 'changes', 'request'] as const;
 
 function rowsOf(html: string): Row[] {
-  const caption = html.indexOf('<caption>Audit log</caption>');
+  const caption = html.search(/<caption[^>]*>Audit log<\/caption>/);
   if (caption < 0) throw new Error('no "Audit log" table on the page');
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(html.slice(caption))![1]!;
   const rows: Row[] = [];
@@ -99,7 +99,7 @@ describe.each(testDialects())('dashboard audit log (%s)', (dialect) => {
     expect(res.text).toContain('role="alert"');
     expect(textOf(res.text)).toContain(message);
     expect(res.text).toMatch(new RegExp(`id="${field}"[^>]*aria-invalid="true"`));
-    expect(res.text).not.toContain('<caption>Audit log</caption>');
+    expect(res.text).not.toMatch(/<caption[^>]*>Audit log<\/caption>/);
   }
 
   it('shows owners and admins the rows of API and dashboard changes, with actor, source and request', async () => {
@@ -117,7 +117,7 @@ describe.each(testDialects())('dashboard audit log (%s)', (dialect) => {
     for (const { browser } of [owner, admin]) {
       const page = await browser.get(PAGE);
       expect(page.status).toBe(200);
-      expect(page.text).toContain('<caption>Audit log</caption>');
+      expect(page.text).toMatch(/<caption[^>]*>Audit log<\/caption>/);
       expect(page.text).toMatch(/<a href="\/dashboard\/audit-log" aria-current="page">Audit log<\/a>/);
       expect(page.text).toMatch(/<form[^>]*role="search"/);
       for (const label of ['Action', 'Actor', 'Target', 'From', 'To']) expect(page.text).toContain(`>${label}</label>`);

@@ -31,7 +31,7 @@ interface Row {
 }
 
 function deliveryRows(html: string): Row[] {
-  const caption = html.indexOf('<caption>Deliveries</caption>');
+  const caption = html.search(/<caption[^>]*>Deliveries<\/caption>/);
   if (caption < 0) throw new Error('no "Deliveries" table on the page');
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(html.slice(caption))![1]!;
   const rows: Row[] = [];
@@ -73,7 +73,7 @@ function expectFilterError(res: PageResponse, message: string, field: string) {
   expect(res.text).toContain('role="alert"');
   expect(textOf(res.text)).toContain(message);
   expect(res.text).toMatch(new RegExp(`id="${field}"[^>]*aria-invalid="true"`));
-  expect(res.text).not.toContain('<caption>Deliveries</caption>');
+  expect(res.text).not.toMatch(/<caption[^>]*>Deliveries<\/caption>/);
 }
 
 type SeedState = 'delivered' | 'failed' | 'retrying' | 'pending' | 'cancelled';
@@ -293,7 +293,7 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
       expect(res.text).toMatch(/<a href="\/dashboard\/webhooks" aria-current="page">Webhooks<\/a>/);
       // The chart with its summary and its table.
       expect(res.text).toContain('<h2 id="health-title">Deliveries per hour</h2>');
-      expect(res.text).toContain('<caption>Deliveries per hour</caption>');
+      expect(res.text).toMatch(/<caption[^>]*>Deliveries per hour<\/caption>/);
       expect(textOf(res.text)).toContain('No deliveries in the last 24 hours');
       expect(textOf(res.text)).toContain('Delivered deliveries are kept for 7 days, failed and cancelled ones for 30 days');
       // The filter form and its exact names.
@@ -306,7 +306,7 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
       for (const word of ['Any', 'Delivered', 'Retrying', 'Pending', 'Failed', 'Cancelled']) expect(res.text).toMatch(new RegExp(`<option value(="[a-z]+")?( selected)?>${word}</option>`));
       for (const event of EVENT_TYPES) expect(res.text).toContain(`<option value="${event}">${event}</option>`);
       expect(res.text).toContain('<button type="submit" class="secondary">Filter</button>');
-      expect(res.text).toContain('<caption>Deliveries</caption>');
+      expect(res.text).toMatch(/<caption[^>]*>Deliveries<\/caption>/);
       expect(textOf(res.text)).toContain('No deliveries yet.');
 
       expect(linkHref(res.text, 'Replay failed deliveries')).toBe(acts ? `${pageOf(hook)}/replay-failed` : null);
@@ -459,7 +459,7 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
       const stale = await get({ cursor, status: 'failed' });
       expect(stale.status, cursor).toBe(400);
       expect(textOf(stale.text)).toContain('This page link is no longer valid. Start again from the newest deliveries.');
-      expect(stale.text).not.toContain('<caption>Deliveries</caption>');
+      expect(stale.text).not.toMatch(/<caption[^>]*>Deliveries<\/caption>/);
     }
     // A value longer than any filter is refused before any work, still as a page.
     const huge = await get({ status: 'x'.repeat(100) });

@@ -45,9 +45,9 @@ describe.each(testDialects())('dashboard: overview (%s)', (dialect) => {
 
     const rows = tableRows(res.text, 'Deliveries per hour');
     expect(rows).toHaveLength(24);
-    expect(rows[0]).toBe('2026-11-21 10:00 UTC 0 0 0');
-    expect(rows[17]).toBe('2026-11-22 03:00 UTC 98 0 98');
-    expect(rows[23]).toBe('2026-11-22 09:00 UTC 99 3 102');
+    expect(rows[0]).toBe('21 Nov 2026, 10:00 UTC 0 0 0');
+    expect(rows[17]).toBe('22 Nov 2026, 03:00 UTC 98 0 98');
+    expect(rows[23]).toBe('22 Nov 2026, 09:00 UTC 99 3 102');
     expect(rows.filter((r) => r.endsWith(' 0 0 0'))).toHaveLength(22);
     // The legend names both outcomes; failures are hatched as well as coloured.
     expect(text).toContain('Delivered');
@@ -80,7 +80,7 @@ describe.each(testDialects())('dashboard: overview (%s)', (dialect) => {
     const text = textOf(res.text);
     expect(text).toContain('0% delivered (0 of 1 attempt)');
     expect(text).toContain('5,001 requests in the last 30 days');
-    expect(tableRows(res.text, 'Deliveries per hour')[23]).toBe('2026-11-22 09:00 UTC 0 1 1');
+    expect(tableRows(res.text, 'Deliveries per hour')[23]).toBe('22 Nov 2026, 09:00 UTC 0 1 1');
   });
 
   it('says so when there is nothing yet', async () => {

@@ -19,6 +19,27 @@ document.addEventListener('DOMContentLoaded', function () {
       }
     });
   });
+  // Progress without reloading: a page with work going on names a fragment; when its version changes
+  // the page is shown again (a GET: it repeats nothing). Polls only while the tab is visible.
+  var progress = document.querySelector('[data-progress-url]');
+  if (progress && window.fetch) {
+    var url = progress.getAttribute('data-progress-url');
+    var version = progress.getAttribute('data-progress-version');
+    var delay = 2000;
+    var poll = function () {
+      if (document.hidden) { setTimeout(poll, delay); return; }
+      fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (body) {
+          if (body && body.version !== version) { window.location.reload(); return; }
+          if (body && !body.active) return;
+          // Back off slowly while nothing changes: a run may wait for days.
+          delay = Math.min(delay * 1.25, 15000);
+          setTimeout(poll, delay);
+        }, function () { setTimeout(poll, 15000); });
+    };
+    setTimeout(poll, delay);
+  }
   // Move focus to the error summary so screen readers announce it and keyboard users start there.
   var summary = document.querySelector('.error-summary');
   if (summary) summary.focus();

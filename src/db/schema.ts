@@ -260,6 +260,8 @@ export interface SessionsTable {
   expires_at: number;
   ip: string | null;
   user_agent: string | null;
+  /** The one-time slot the next page shows (sealed with a key derived from the session's token), or null. */
+  flash: string | null;
 }
 
 export type AuthTokenPurpose = 'setup' | 'reset' | 'choice';

@@ -136,3 +136,30 @@ function walkDeep(value: object, prefix: ValuePath, found: Found): Found {
   }
   return found;
 }
+
+/** Messages of services are clauses ("project not found"); a page shows them as sentences. */
+export function sentence(message: string): string {
+  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+const sizes = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+
+/** A size as people read it: "512 B", "9 KB", "1.4 MB", "2.1 GB" (1 KB = 1,024 B, as file managers count). */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  // Whole numbers from 10 up: "12 MB", not "12.3 MB"; one decimal below, where it still says something.
+  const shown = unit === 0 || value >= 10 ? Math.round(value) : Math.round(value * 10) / 10;
+  return `${sizes.format(shown)} ${units[unit]}`;
+}
+
+/** "1 delivery", "2 deliveries": a count with its noun agreeing. */
+export function countOf(n: number, singular: string, pluralForm = `${singular}s`): string {
+  return `${new Intl.NumberFormat('en-US').format(n)} ${n === 1 ? singular : pluralForm}`;
+}

@@ -55,3 +55,32 @@ export function durationInWords(ms: number): string {
   }
   return `${counts.format(ms)} ms`;
 }
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** A day as people read it, in UTC: "25 Nov 2026". */
+export function formatDay(ms: EpochMs): string {
+  const at = new Date(ms);
+  return `${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${at.getUTCFullYear()}`;
+}
+
+/** The one format of every time a person reads (DASHBOARD 1): "25 Nov 2026, 13:44 UTC"; seconds on request. */
+export function formatUtc(ms: EpochMs, options: { seconds?: boolean } = {}): string {
+  const iso = new Date(ms).toISOString();
+  return `${formatDay(ms)}, ${iso.slice(11, options.seconds ? 19 : 16)} UTC`;
+}
+
+const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+
+/**
+ * "3 minutes ago" / "in 2 hours" for a time within a day of `now`, else null (the exact time reads better
+ * than "40 days ago"). Under a minute is "just now" (or "in under a minute").
+ */
+export function relativeTime(ms: EpochMs, now: EpochMs): string | null {
+  const diff = ms - now;
+  const abs = Math.abs(diff);
+  if (abs >= DAY_MS) return null;
+  if (abs < 60_000) return diff <= 0 ? 'just now' : 'in under a minute';
+  const words = abs < HOUR_MS ? plural(Math.floor(abs / 60_000), 'minute') : plural(Math.floor(abs / HOUR_MS), 'hour');
+  return diff < 0 ? `${words} ago` : `in ${words}`;
+}

@@ -1,4 +1,6 @@
 import { escapeHtml } from '../lib/html.js';
+import { formatBytes } from '../lib/text.js';
+import { formatUtc } from '../lib/time.js';
 import type { MailMessage } from './mailer.js';
 
 export interface ExportReadyMailInput {
@@ -10,15 +12,11 @@ export interface ExportReadyMailInput {
   sizeBytes: number;
 }
 
-function megabytes(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
-}
-
 /** To whoever asked for the export, when its ZIP is ready (DASHBOARD 9). */
 export function exportReadyMail({ to, organizationName, exportUrl, expiresAt, sizeBytes }: ExportReadyMailInput): MailMessage {
   const paragraphs = [
-    `The data export of ${organizationName} you requested on Workspace Service is ready (a ZIP of ${megabytes(sizeBytes)}).`,
-    `Download it from the Export page while signed in as an admin or owner, until ${expiresAt.toISOString().slice(0, 16).replace('T', ' ')} UTC. After that it is removed.`,
+    `The data export of ${organizationName} you requested on Workspace Service is ready (a ZIP of ${formatBytes(sizeBytes)}).`,
+    `Download it from the Export page while signed in as an admin or owner, until ${formatUtc(expiresAt.getTime())}. After that it is removed.`,
   ];
   return {
     to,

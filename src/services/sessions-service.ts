@@ -4,6 +4,7 @@ import type { Repositories } from '../db/repositories/index.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { newId, randomToken } from '../lib/ids.js';
 import type { Clock } from '../lib/time.js';
+import { openForToken, sealForToken } from '../lib/token-seal.js';
 import { FULL_SCOPE, type ActorContext, type UserActor } from './actor.js';
 import { recordAudit, userTarget } from './audit.js';
 import { tokenHash } from './link-tokens.js';
@@ -31,6 +32,8 @@ export interface ResolvedSession {
   organizationName: string;
   workspace: Workspace;
   actor: UserActor;
+  /** The one-time slot holds something for the next page. */
+  hasFlash: boolean;
 }
 
 export function sessionActor(user: UserRow, sessionId: string | null, context: ActorContext, workspace: Workspace): UserActor {
@@ -101,7 +104,24 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
         organizationName: found.organizationName,
         workspace: found.workspace,
         actor: sessionActor(user, session.id, context, found.workspace),
+        hasFlash: session.flash !== null,
       };
+    },
+
+    /**
+     * Puts a value in the session's one-time slot for the next page (post/redirect/get): a notice, a refusal,
+     * or a secret shown once. Sealed with a key derived from the cookie's token, which the database never holds.
+     */
+    async putFlash(session: Pick<ResolvedSession, 'sessionId' | 'actor'>, token: string, value: unknown): Promise<void> {
+      await store.repos.sessions.setFlash(session.actor.orgId, session.sessionId, sealForToken(token, JSON.stringify(value)));
+    },
+
+    /** What the slot held, emptied in the same statement: shown once, by one page, even with two tabs. */
+    async takeFlash(session: Pick<ResolvedSession, 'sessionId' | 'actor'>, token: string): Promise<unknown> {
+      const sealed = await store.repos.sessions.takeFlash(session.actor.orgId, session.sessionId);
+      if (sealed === null) return null;
+      const text = openForToken(token, sealed);
+      return text === null ? null : (JSON.parse(text) as unknown);
     },
 
     /** "Sign out": the session row is gone, so no instance accepts the cookie again. */

@@ -1,3 +1,4 @@
+import { requireProjectTakesNewWork } from './work-rules.js';
 import type { Repositories } from '../db/repositories/index.js';
 import type { RunRow, TaskRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
@@ -129,7 +130,9 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
       const description = optionalLongText(input.description, 'description');
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
-        if (!(await repos.projects.findById(orgId, projectId))) throw errors.notFound('project');
+        const project = await repos.projects.findById(orgId, projectId);
+        if (!project) throw errors.notFound('project');
+        requireProjectTakesNewWork(project);
         const assignee = input.assignee_id || null;
         if (assignee !== null) await requireMember(repos, orgId, assignee, 'assignee_id');
         const task = await repos.tasks.insert({

@@ -12,7 +12,8 @@ import { sendLinkMail } from '../mail/send-link-mail.js';
 import type { AuthEvents } from './auth-events.js';
 import { invitationLink, issueInvitation } from './invitations-service.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
-import { actingRole, authorize, type Actor } from './actor.js';
+import { authorize, type Actor } from './actor.js';
+import { isLastOwner, LAST_OWNER, OWNER_RULE, ownerRuleAllows } from './member-rules.js';
 import { recordAudit, userTarget } from './audit.js';
 import { normalizeEmail, toUser, toUserListItem, type User, type UserListItem } from './users-view.js';
 import { requireWritable } from './workspace.js';
@@ -33,16 +34,14 @@ export interface UsersServiceDeps {
 
 /** CONTRACT section 5: only an owner grants `owner`, or changes or removes an owner. */
 function assertOwnerRule(actor: Actor, ...roles: (Role | undefined)[]): void {
-  if (actingRole(actor) !== 'owner' && roles.includes('owner')) {
-    throw errors.forbidden("only an owner may grant the owner role, or change or remove an owner");
-  }
+  if (!ownerRuleAllows(actor, ...roles)) throw errors.forbidden(OWNER_RULE);
 }
-
-const LAST_OWNER = 'the organization must keep at least one active owner';
 
 
 interface PendingMail {
   user: UserRow;
+  /** Who sent it, as the mail names them ("Ana Lima (ana@example.com)"); null for the CLI. */
+  invitedBy: string | null;
   token: string;
   expiresAt: number;
   organizationName: string;
@@ -53,9 +52,9 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
    * Runs after the invitation committed. A failed send keeps the invitation (the admin re-invites to
    * resend) and is logged with the user id; the token never reaches the log.
    */
-  async function sendInvitation({ user, token, expiresAt, organizationName }: PendingMail): Promise<void> {
+  async function sendInvitation({ user, invitedBy, token, expiresAt, organizationName }: PendingMail): Promise<void> {
     const link = invitationLink(publicBaseUrl, token);
-    await sendLinkMail(mailer, log, invitationMail({ to: user.email, organizationName, role: user.role, link, expiresAt: new Date(expiresAt) }), {
+    await sendLinkMail(mailer, log, invitationMail({ to: user.email, organizationName, role: user.role, invitedBy, link, expiresAt: new Date(expiresAt) }), {
       token,
       userId: user.id,
       orgId: user.org_id,
@@ -79,6 +78,16 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
     async names(orgId: string, userIds: readonly string[]): Promise<Map<string, string>> {
       const rows = await store.repos.users.findByIds(orgId, [...new Set(userIds)]);
       return new Map(rows.map((u) => [u.id, u.name ?? u.email]));
+    },
+
+    /** How many active owners the organisation has: what the last-owner rule counts. */
+    async activeOwnerCount(orgId: string): Promise<number> {
+      return store.repos.users.countActiveOwners(orgId);
+    },
+
+    /** When each invited member's open invitation link expires (members without one are absent). */
+    async invitationExpiries(orgId: string, userIds: readonly string[]): Promise<Map<string, number>> {
+      return store.repos.invitations.openExpiries(orgId, userIds);
     },
 
     async get(orgId: string, userId: string): Promise<User> {
@@ -130,7 +139,9 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
           changes: { role: { old: existing?.role ?? null, new: input.role } },
           at: now,
         });
-        return { user, token, expiresAt, organizationName: org.name };
+        const inviter = actor.type === 'user' ? await repos.users.findById(orgId, actor.userId) : undefined;
+        const invitedBy = inviter ? (inviter.name ? `${inviter.name} (${inviter.email})` : inviter.email) : null;
+        return { user, invitedBy, token, expiresAt, organizationName: org.name };
       });
       await sendInvitation(pending);
       return toUser(pending.user);
@@ -149,9 +160,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
         assertOwnerRule(actor, current.role);
         // The same role again: no write, updated_at stays.
         if (current.role === role) return { row: current, changed: false };
-        if (current.role === 'owner' && current.status === 'active' && (await repos.users.countActiveOwners(orgId)) <= 1) {
-          throw errors.conflict(LAST_OWNER);
-        }
+        if (current.role === 'owner' && isLastOwner(current, await repos.users.countActiveOwners(orgId))) throw errors.conflict(LAST_OWNER);
         const updated = await repos.users.update(orgId, userId, { role, updated_at: now });
         if (!updated) throw errors.notFound('user');
         await recordAudit(repos, actor, {
@@ -180,9 +189,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
         const current = await repos.users.findById(orgId, userId);
         if (!current) throw errors.notFound('user');
         assertOwnerRule(actor, current.role);
-        if (current.role === 'owner' && current.status === 'active' && (await repos.users.countActiveOwners(orgId)) <= 1) {
-          throw errors.conflict(LAST_OWNER);
-        }
+        if (current.role === 'owner' && isLastOwner(current, await repos.users.countActiveOwners(orgId))) throw errors.conflict(LAST_OWNER);
         await repos.tasks.unassignUser(orgId, userId, now);
         await repos.users.delete(orgId, userId);
         await recordAudit(repos, actor, {

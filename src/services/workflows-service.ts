@@ -1,3 +1,4 @@
+import { requireProjectTakesNewWork, workflowCanRun, WORKFLOW_WITHOUT_STEPS } from './work-rules.js';
 import type { RunRow, RunStepRow, WorkflowRow, WorkflowStepDefinition } from '../db/schema.js';
 import type { Repositories } from '../db/repositories/index.js';
 import type { Store } from '../db/store.js';
@@ -147,7 +148,9 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
       checkStepCount(input.steps?.length ?? 0);
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
-        if (!(await repos.projects.findById(orgId, projectId))) throw errors.notFound('project');
+        const project = await repos.projects.findById(orgId, projectId);
+        if (!project) throw errors.notFound('project');
+        requireProjectTakesNewWork(project);
         const steps: WorkflowStepDefinition[] = [];
         for (const [i, step] of (input.steps ?? []).entries()) {
           try {
@@ -214,6 +217,36 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
       });
     },
 
+    /** Changes one step in place: same id, same position, the new values judged as a new step's are. */
+    replaceStep(actor: Actor, workflowId: string, stepId: string, input: StepInput): Promise<Workflow> {
+      return editSteps(actor, workflowId, async (steps, repos) => {
+        const at = steps.findIndex((s) => s.id === stepId);
+        if (at < 0) throw errors.notFound('step');
+        const step = { ...(await readStep(repos, actor.orgId, input)), id: stepId };
+        return steps.map((s, i) => (i === at ? step : s));
+      });
+    },
+
+    /** Swaps a step with its neighbour; a move past either end changes nothing (and writes nothing). */
+    async moveStep(actor: Actor, workflowId: string, stepId: string, direction: 'up' | 'down'): Promise<Workflow> {
+      authorize(actor, 'projects', 'update');
+      await requireWritable(store.repos, actor);
+      const current = toWorkflow(await requireWorkflow(actor.orgId, workflowId));
+      const at = current.steps.findIndex((s) => s.id === stepId);
+      if (at < 0) throw errors.notFound('step');
+      const to = direction === 'up' ? at - 1 : at + 1;
+      if (to < 0 || to >= current.steps.length) return current;
+      return editSteps(actor, workflowId, async (steps) => {
+        const from = steps.findIndex((s) => s.id === stepId);
+        const target = direction === 'up' ? from - 1 : from + 1;
+        if (from < 0) throw errors.notFound('step');
+        if (target < 0 || target >= steps.length) return steps;
+        const moved = [...steps];
+        [moved[from], moved[target]] = [moved[target]!, moved[from]!];
+        return moved;
+      });
+    },
+
     removeStep(actor: Actor, workflowId: string, stepId: string): Promise<Workflow> {
       return editSteps(actor, workflowId, async (steps) => {
         if (!steps.some((s) => s.id === stepId)) throw errors.notFound('step');
@@ -256,7 +289,9 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
         const workflow = await repos.workflows.findById(orgId, workflowId);
         if (!workflow) throw errors.notFound('workflow');
         const steps = parseSteps(workflow.steps);
-        if (steps.length === 0) throw errors.conflict('this workflow has no steps; add a step before running it');
+        if (!workflowCanRun({ steps })) throw errors.conflict(WORKFLOW_WITHOUT_STEPS);
+        const project = await repos.projects.findById(orgId, workflow.project_id);
+        if (project) requireProjectTakesNewWork(project);
         const active = await repos.runs.countActive(orgId);
         if (active >= maxActiveRuns) {
           throw errors.conflict(`this organisation already has ${active} active runs, the most allowed (WORKFLOW_MAX_ACTIVE_RUNS); wait for some to finish or cancel them`);

@@ -1,7 +1,8 @@
 import type { Workspace } from '../db/schema.js';
 import type { Repositories } from '../db/repositories/index.js';
 import { errors } from '../errors.js';
-import type { Actor } from './actor.js';
+import { can, type Actor } from './actor.js';
+import type { Action, ResourceKind } from './permissions.js';
 
 /**
  * The organisation's lifecycle as every door sees it (DASHBOARD 10). A read-only workspace refuses
@@ -13,6 +14,20 @@ import type { Actor } from './actor.js';
 export type { Workspace };
 
 export const ACTIVE_WORKSPACE: Workspace = { state: 'active', deletionAt: null };
+
+/**
+ * Whether a person may make a change that a read-only workspace refuses: their role allows it and the
+ * workspace (as read with their request) is active. Doors ask it to decide which controls to offer; the
+ * services still call `requireWritable` themselves.
+ */
+export function canChange(actor: Actor, resource: ResourceKind, action: Action): boolean {
+  return can(actor, resource, action) && isWritable(actor);
+}
+
+/** Whether the actor's workspace (as read with their request) takes changes; operators' are checked in the transaction. */
+export function isWritable(actor: Actor): boolean {
+  return actor.type !== 'user' || actor.workspace.state === 'active';
+}
 
 export function workspaceReadOnlyError(workspace: Workspace) {
   return errors.workspaceReadOnly(workspace.deletionAt);

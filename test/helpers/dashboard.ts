@@ -30,9 +30,14 @@ export function textOf(html: string): string {
     .trim();
 }
 
+/** The text of the page's notices (role="status" boxes), joined. */
+export function noticeOf(html: string): string {
+  return [...html.matchAll(/<div class="notice" role="status">([\s\S]*?)<\/div>/g)].map((m) => textOf(m[1]!)).join(' ');
+}
+
 /** The rows of the table with this caption, as text per row. */
 export function tableRows(html: string, caption: string): string[] {
-  const table = new RegExp(`<table><caption>${caption}</caption>([\\s\\S]*?)</table>`).exec(html);
+  const table = new RegExp(`<table><caption[^>]*>${caption}</caption>([\\s\\S]*?)</table>`).exec(html);
   if (!table) throw new Error(`no table "${caption}"`);
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table[1]!)![1]!;
   return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) => textOf(m[1]!));
@@ -86,6 +91,12 @@ export class DashboardClient {
     const token = /name="_csrf" value="([^"]+)"/.exec(text);
     if (token) this.lastCsrf = token[1]!;
     return { status: res.statusCode, headers: res.headers, text, location };
+  }
+
+  /** The page a 303 leads to (where the session's one-time notice, refusal or secret is shown, once). */
+  async follow(res: PageResponse): Promise<PageResponse> {
+    if (res.status !== 303 || !res.location) throw new Error(`expected a 303, got ${res.status}`);
+    return this.get(res.location);
   }
 
   get(url: string, headers?: Record<string, string>): Promise<PageResponse> {

@@ -10,6 +10,7 @@ import { lifecycleMigration } from './007-lifecycle.js';
 import { authChangesMigration } from './008-auth-changes.js';
 import { eventTraceContextMigration } from './009-event-trace-context.js';
 import { webhookTrustMigration } from './010-webhook-trust.js';
+import { sessionFlashMigration } from './011-session-flash.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -29,6 +30,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '008_auth_changes': authChangesMigration(dialect),
         '009_event_trace_context': eventTraceContextMigration(),
         '010_webhook_trust': webhookTrustMigration(),
+        '011_session_flash': sessionFlashMigration(),
       };
     },
   };

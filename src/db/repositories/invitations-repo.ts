@@ -12,6 +12,20 @@ export function invitationsRepository({ db }: RepoContext) {
       return db.selectFrom('invitations').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
     },
 
+    /** The latest open link's expiry for each of these users: the members page shows when an invitation lapses. */
+    async openExpiries(orgId: string, userIds: readonly string[]): Promise<Map<string, number>> {
+      if (userIds.length === 0) return new Map();
+      const rows = await db
+        .selectFrom('invitations')
+        .select(['user_id', (eb) => eb.fn.max('expires_at').as('expires_at')])
+        .where('org_id', '=', orgId)
+        .where('user_id', 'in', [...userIds])
+        .where('used_at', 'is', null)
+        .groupBy('user_id')
+        .execute();
+      return new Map(rows.map((r) => [r.user_id, Number(r.expires_at)]));
+    },
+
     /** Kills every open link of a user (a re-invitation supersedes the old one). */
     async closeOpenForUser(orgId: string, userId: string, at: number): Promise<void> {
       await db

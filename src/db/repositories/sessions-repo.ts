@@ -11,7 +11,7 @@ export interface SessionWithUser {
 
 export function sessionsRepository({ db }: RepoContext) {
   return {
-    async insert(row: Omit<SessionRow, 'seq'>): Promise<void> {
+    async insert(row: Omit<SessionRow, 'seq' | 'flash'>): Promise<void> {
       await db.insertInto('sessions').values(row).execute();
     },
 
@@ -24,7 +24,7 @@ export function sessionsRepository({ db }: RepoContext) {
         .select([
           's.seq as s_seq', 's.id as s_id', 's.org_id as s_org_id', 's.user_id as s_user_id', 's.token_hash as s_token_hash',
           's.created_at as s_created_at', 's.last_seen_at as s_last_seen_at', 's.expires_at as s_expires_at', 's.ip as s_ip',
-          's.user_agent as s_user_agent',
+          's.user_agent as s_user_agent', 's.flash as s_flash',
           'u.seq', 'u.id', 'u.org_id', 'u.email', 'u.email_normalized', 'u.name', 'u.role', 'u.status', 'u.password_hash',
           'u.created_at', 'u.updated_at',
           'o.name as organization_name', 'o.state as org_state', 'o.deletion_at as org_deletion_at',
@@ -36,7 +36,7 @@ export function sessionsRepository({ db }: RepoContext) {
         session: {
           seq: row.s_seq, id: row.s_id, org_id: row.s_org_id, user_id: row.s_user_id, token_hash: row.s_token_hash,
           created_at: row.s_created_at, last_seen_at: row.s_last_seen_at, expires_at: row.s_expires_at, ip: row.s_ip,
-          user_agent: row.s_user_agent,
+          user_agent: row.s_user_agent, flash: row.s_flash,
         },
         user: {
           seq: row.seq, id: row.id, org_id: row.org_id, email: row.email, email_normalized: row.email_normalized, name: row.name,
@@ -49,6 +49,29 @@ export function sessionsRepository({ db }: RepoContext) {
 
     async touch(orgId: string, sessionId: string, at: number): Promise<void> {
       await db.updateTable('sessions').set({ last_seen_at: at }).where('org_id', '=', orgId).where('id', '=', sessionId).execute();
+    },
+
+    /** Fills the one-time slot (replacing what an unread one held: only the latest action's outcome is shown). */
+    async setFlash(orgId: string, sessionId: string, flash: string): Promise<void> {
+      await db.updateTable('sessions').set({ flash }).where('org_id', '=', orgId).where('id', '=', sessionId).execute();
+    },
+
+    /**
+     * Empties the slot and returns what it held. RETURNING gives the new value (null) in both dialects, so
+     * the value is read, then cleared only if it is still the same: of two tabs, one shows it.
+     */
+    async takeFlash(orgId: string, sessionId: string): Promise<string | null> {
+      const row = await db.selectFrom('sessions').select('flash').where('org_id', '=', orgId).where('id', '=', sessionId).executeTakeFirst();
+      const flash = row?.flash ?? null;
+      if (flash === null) return null;
+      const cleared = await db
+        .updateTable('sessions')
+        .set({ flash: null })
+        .where('org_id', '=', orgId)
+        .where('id', '=', sessionId)
+        .where('flash', '=', flash)
+        .executeTakeFirst();
+      return Number(cleared.numUpdatedRows) === 1 ? flash : null;
     },
 
     async delete(orgId: string, sessionId: string): Promise<boolean> {

@@ -8,6 +8,7 @@ import { workspaceReadOnlyError } from '../../services/workspace.js';
 import type { ResolvedSession } from '../../services/sessions-service.js';
 import type { DashboardCookies } from './cookies.js';
 import { csrfToken } from './csrf.js';
+import type { Flash } from './flash.js';
 import { renderPage } from './render.js';
 import type { Viewer } from './views/layout.js';
 import { hasControlCharacter } from '../../lib/text.js';
@@ -16,6 +17,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A dashboard page open without a session (sign-in, password links, invitations). */
     dashboardPublic?: boolean;
+    /** A JSON fragment a page polls for progress: it never empties the session's one-time slot. */
+    dashboardFragment?: boolean;
   }
   interface FastifyRequest {
     /** Set for every /dashboard request by the dashboard's onRequest hook. */
@@ -27,6 +30,10 @@ export interface DashboardState {
   session: ResolvedSession | null;
   /** The secret this browser's CSRF tokens derive from: the session token, or the pre-session cookie. */
   csrfSecret: string | null;
+  /** What the session's one-time slot held for this page (taken when a page is shown, never for a fragment). */
+  flash: Flash | null;
+  /** Fills the session's one-time slot for the next page. */
+  keepFlash: ((flash: Flash) => Promise<void>) | null;
 }
 
 /** The signed-in person on a page: who they are to services, to the layout, and their forms' token. */
@@ -35,17 +42,28 @@ export interface PageContext {
   session: ResolvedSession;
   viewer: Viewer;
   csrf: string;
+  /** The one-time notice, refusal or secret for this page view. */
+  flash: Flash | null;
 }
 
 export function pageContext(request: FastifyRequest): PageContext {
-  const { session, csrfSecret } = request.dashboard;
+  const { session, csrfSecret, flash } = request.dashboard;
   // The onRequest hook redirects before any handler of a non-public page runs without a session.
   if (!session || !csrfSecret) throw new DomainError(401, 'unauthorized', 'sign in to continue');
   return {
     actor: session.actor,
     session,
-    viewer: { name: session.user.name, email: session.user.email, role: session.user.role, organizationName: session.organizationName, workspace: session.actor.workspace },
+    viewer: {
+      userId: session.user.id,
+      name: session.user.name,
+      email: session.user.email,
+      role: session.user.role,
+      organizationName: session.organizationName,
+      workspace: session.actor.workspace,
+      flash,
+    },
     csrf: csrfToken(csrfSecret),
+    flash,
   };
 }
 
@@ -61,11 +79,20 @@ export function publicCsrf(request: FastifyRequest, reply: FastifyReply, cookies
 }
 
 export function sendPage(reply: FastifyReply, page: JSX.Element, status = 200): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(renderPage(page));
+  const request = reply.request;
+  // A form re-shown after a refusal keeps the page it first came from.
+  // (An error page of a GET names no page to come back to: its address is the problem.)
+  const from = request.method === 'GET' ? (status < 400 ? request.url : null) : safeDashboardPath((request.body as Record<string, unknown> | undefined)?._from);
+  return reply.code(status).type('text/html; charset=utf-8').send(renderPage(page, from));
 }
 
-/** After a successful form: 303 to a page (never to another origin). */
-export function seeOther(reply: FastifyReply, location: string): FastifyReply {
+/**
+ * After a form: 303 to a page (never to another origin), with what the page shows once (what changed, or a
+ * secret) in the session's one-time slot: a reload shows the page, never the action or the notice again.
+ */
+export async function seeOther(reply: FastifyReply, location: string, flash?: Flash): Promise<FastifyReply> {
+  const keep = reply.request.dashboard?.keepFlash;
+  if (flash && keep) await keep(flash);
   return reply.code(303).header('location', safeDashboardPath(location) ?? '/dashboard').send();
 }
 

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { errors } from '../../errors.js';
+import { sentence } from '../../lib/text.js';
 import { compileValidator, toDetails } from '../validation.js';
 import type { FormError } from './views/components.js';
 
@@ -21,10 +22,19 @@ export function validateAs<T>(schema: TSchema, value: unknown): T {
   return value as T;
 }
 
+/**
+ * A validator's clause about a field as a person reads it: "must be at least 1 characters" is an empty
+ * field ("Enter a name"), counts agree with their nouns ("at least 1 character").
+ */
+export function fieldMessage(label: string, message: string): string {
+  if (/^must (?:be at least 1 characters?|have at least 1 item)/.test(message)) return `Enter ${/^[aeiou]/i.test(label) ? 'an' : 'a'} ${label.toLowerCase()}`;
+  return `${label} ${message.replace(/\b1 (character|item|day|hour|minute|second)s\b/g, '1 $1')}`;
+}
+
 /** A refused form's problems, one per field, for the page to list and attach to its fields. */
 export function formErrors(error: { message: string; details?: readonly { field: string; message: string }[] | undefined }, labels: Record<string, string> = {}): FormError[] {
-  if (!error.details || error.details.length === 0) return [{ field: null, message: error.message }];
-  return error.details.map((d) => ({ field: d.field in labels ? d.field : null, message: `${labels[d.field] ?? d.field} ${d.message}` }));
+  if (!error.details || error.details.length === 0) return [{ field: null, message: sentence(error.message) }];
+  return error.details.map((d) => ({ field: d.field in labels ? d.field : null, message: fieldMessage(labels[d.field] ?? d.field, d.message) }));
 }
 
 /**

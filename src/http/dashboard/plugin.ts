@@ -9,9 +9,11 @@ import { h } from 'preact';
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import { DomainError } from '../../errors.js';
 import type { AppDeps } from '../app-deps.js';
+import { sentence } from '../../lib/text.js';
 import { requestContext } from '../request-context.js';
 import { dashboardCookies } from './cookies.js';
-import { isReadOnlyRefusal, pageContext, sendPage } from './context.js';
+import { isReadOnlyRefusal, pageContext, safeDashboardPath, seeOther, sendPage } from './context.js';
+import { asFlash } from './flash.js';
 import { csrfMatches, isCrossSite } from './csrf.js';
 import { schemaRefusalMessage } from './form-validation.js';
 import { dashboardPages } from './pages/index.js';
@@ -83,13 +85,22 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
     reply.headers(SECURITY_HEADERS);
     // The stylesheet and script are public and the same for everyone: no session lookup for them.
     if (request.url.startsWith(ASSET_PREFIX)) {
-      request.dashboard = { session: null, csrfSecret: null };
+      request.dashboard = { session: null, csrfSecret: null, flash: null, keepFlash: null };
       return;
     }
     const token = request.cookies[cookies.session];
     const session = token ? await services.sessions.resolve(token, requestContext(request, 'dashboard')) : null;
     if (token && !session) cookies.clearSession(reply);
-    request.dashboard = { session, csrfSecret: session ? token! : (request.cookies[cookies.csrf] ?? null) };
+    request.dashboard = {
+      session,
+      csrfSecret: session ? token! : (request.cookies[cookies.csrf] ?? null),
+      flash: null,
+      keepFlash: session ? (flash) => services.sessions.putFlash(session, token!, flash) : null,
+    };
+    // The one-time slot is emptied by the page shown next, not by a form's post nor a progress fragment.
+    if (session?.hasFlash && request.method === 'GET' && !request.routeOptions.config.dashboardFragment) {
+      request.dashboard.flash = asFlash(await services.sessions.takeFlash(session, token!));
+    }
     if (session || request.routeOptions.config.dashboardPublic) return;
     // Not signed in: to the sign-in page, and back here afterwards (only a page a GET can show again).
     const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
@@ -105,7 +116,13 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
     if (!secret || !csrfMatches(secret, given)) throw new CsrfError();
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => renderError(error, request, reply));
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    // A refused form goes back to the page it was on, the reason shown there once: a reload shows that page
+    // and never posts again. A post without its page (a forged one, a script) gets the error page.
+    const from = refusedFormOrigin(error, request);
+    if (from) return seeOther(reply, from, { problem: sentence(refusalMessage(error)) });
+    return renderError(error, request, reply);
+  });
   app.setNotFoundHandler((request, reply) =>
     renderError(new DomainError(404, 'not_found', 'There is no page at this address.'), request, reply),
   );
@@ -113,16 +130,28 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
   for (const page of dashboardPages) await app.register(page, deps);
 };
 
+/** The page a refused signed-in form came from (its `_from` field), when the refusal is the client's. */
+function refusedFormOrigin(error: FastifyError | DomainError, request: FastifyRequest): string | null {
+  if (request.method !== 'POST' || !request.dashboard?.keepFlash) return null;
+  if (error instanceof CsrfError || (error instanceof DomainError && error.status === 429)) return null;
+  if (!(error instanceof DomainError && error.status < 500) && !(error as FastifyError).validation) return null;
+  return safeDashboardPath((request.body as Record<string, unknown> | undefined)?._from);
+}
+
+function refusalMessage(error: FastifyError | DomainError): string {
+  return error instanceof DomainError ? error.message : schemaRefusalMessage(error as FastifyError & { validationContext?: string });
+}
+
 function renderError(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   let status: number;
   let message: string;
   if (error instanceof DomainError) {
     status = error.status;
-    message = error.message;
+    message = sentence(error.message);
     if (error.headers) reply.headers(error.headers);
   } else if ((error as FastifyError).validation) {
     status = 400;
-    message = schemaRefusalMessage(error as FastifyError & { validationContext?: string });
+    message = sentence(schemaRefusalMessage(error as FastifyError & { validationContext?: string }));
   } else if (isDatabaseUnavailable(error)) {
     status = 503;
     message = 'The service is temporarily unavailable. Try again in a moment.';

@@ -15,9 +15,12 @@ export const htmlResponses = {
   429: HtmlPage('Too many attempts.'),
 };
 
-/** A posted form: its fields (all text, as browsers send them) plus the CSRF token, nothing else. */
+/**
+ * A posted form: its fields (all text, as browsers send them) plus the CSRF token and the page the form
+ * was on (where a refusal returns to), nothing else.
+ */
 export function FormBody<P extends TProperties>(properties: P): TObject<P & { _csrf: ReturnType<typeof Type.String> }> {
-  return Type.Object({ ...properties, _csrf: Type.String({ maxLength: 128 }) }, { additionalProperties: false }) as never;
+  return Type.Object({ ...properties, _csrf: Type.String({ maxLength: 128 }), _from: Type.Optional(Type.String({ maxLength: 2048 })) }, { additionalProperties: false }) as never;
 }
 
 /** An optional text field of a form, bounded so a huge value is refused before any work. */

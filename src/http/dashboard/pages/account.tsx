@@ -1,32 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
-import { FormBody, FormText, htmlResponses } from '../schemas.js';
+import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Field, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { NewPasswordField } from './auth.js';
 
 const HERE = '/dashboard/account';
 
-/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
-const NOTICES = {
-  name: 'Your name was saved.',
-  password: 'Your password was changed. Your other sessions were signed out.',
-} as const;
-
-const AccountQuery = Type.Object(
-  { done: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('password')])) },
-  { additionalProperties: false },
-);
 const NameBody = FormBody({ name: FormText(1024) });
 const PasswordBody = FormBody({ current_password: FormText(4096), new_password: FormText(4096) });
 
-function AccountView({ page, name, errors, notice }: { page: PageContext; name?: string | null | undefined; errors?: FormError[]; notice?: string | null }) {
+function AccountView({ page, name, errors }: { page: PageContext; name?: string | null | undefined; errors?: FormError[] }) {
   const { viewer, csrf } = page;
   return (
-    <Layout title="Account" viewer={viewer} csrf={csrf} current={HERE} errors={errors} notice={notice}>
+    <Layout title="Account" viewer={viewer} csrf={csrf} current={HERE} errors={errors}>
       <section aria-labelledby="profile-title" class="panel">
         <h2 id="profile-title">Profile</h2>
         <p>
@@ -55,10 +44,9 @@ function AccountView({ page, name, errors, notice }: { page: PageContext; name?:
 export const accountPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
   const accounts = services.accounts;
 
-  app.get('/account', { schema: { hide: true, querystring: AccountQuery, response: htmlResponses } }, async (request, reply) => {
+  app.get('/account', { schema: pageSchema() }, async (request, reply) => {
     const page = pageContext(request);
-    const done = request.query.done;
-    return sendPage(reply, <AccountView page={page} notice={done ? NOTICES[done] : null} />);
+    return sendPage(reply, <AccountView page={page} />);
   });
 
   app.post('/account/name', { schema: { hide: true, body: NameBody, response: htmlResponses } }, async (request, reply) => {
@@ -66,7 +54,7 @@ export const accountPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const name = request.body.name ?? '';
     try {
       await accounts.changeName(page.actor, name);
-      return seeOther(reply, `${HERE}?done=name`);
+      return seeOther(reply, HERE, { notice: `Your name was saved as "${name}".` });
     } catch (error) {
       const refusal = pageRefusal(reply, error);
       return sendPage(reply, <AccountView page={page} name={name} errors={formErrors(refusal, { name: 'Name' })} />, refusal.status);
@@ -78,7 +66,7 @@ export const accountPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const { current_password: current = '', new_password: next = '' } = request.body;
     try {
       await accounts.changePassword(page.actor, current, next);
-      return seeOther(reply, `${HERE}?done=password`);
+      return seeOther(reply, HERE, { notice: 'Your password was changed. Your other sessions were signed out.' });
     } catch (error) {
       const refusal = pageRefusal(reply, error);
       const errors = formErrors(refusal, { current_password: 'Current password', new_password: 'New password' });

@@ -5,6 +5,7 @@ import type { CreatedKey, KeyListItem } from '../../../services/api-keys-service
 import { parseScope, RESOURCE_KINDS, type ResourceKind } from '../../../services/permissions.js';
 import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { flashSecret } from '../flash.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
 import { Layout, type Viewer } from '../views/layout.js';
@@ -27,9 +28,6 @@ const LEVEL_OPTIONS: readonly { value: Level; label: string }[] = [
   { value: 'read', label: 'Read' },
   { value: 'write', label: 'Write' },
 ];
-
-/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
-const NOTICES: Record<string, string> = { revoked: 'Key revoked.' };
 
 const AccessField = Type.Optional(Type.Union(ACCESS_OPTIONS.map((o) => Type.Literal(o.value))));
 const LevelField = Type.Optional(Type.Union(LEVEL_OPTIONS.map((o) => Type.Literal(o.value))));
@@ -126,7 +124,7 @@ function CreateKeyForm({ form, errors: formErrors, csrf }: { form: KeyForm; erro
   );
 }
 
-function NewKey({ created }: { created: CreatedKey }) {
+function NewKey({ created }: { created: { key: string } }) {
   return (
     <section aria-labelledby="new-key-title" class="panel">
       <h2 id="new-key-title">Your new key</h2>
@@ -147,14 +145,13 @@ interface ApiKeysViewProps {
   keys: readonly KeyListItem[];
   form?: KeyForm;
   errors?: readonly FormError[];
-  created?: CreatedKey | null;
-  notice?: string | null;
 }
 
-function ApiKeysView({ page, keys, form = EMPTY_FORM, errors: formErrors = [], created, notice }: ApiKeysViewProps) {
+function ApiKeysView({ page, keys, form = EMPTY_FORM, errors: formErrors = [] }: ApiKeysViewProps) {
+  const created = flashSecret(page.flash, 'api_key');
   return (
-    <Layout title="API keys" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={formErrors} notice={notice}>
-      {created ? <NewKey created={created} /> : null}
+    <Layout title="API keys" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={formErrors}>
+      {created ? <NewKey created={{ key: created.value }} /> : null}
       <p>
         {isManager(page.viewer)
           ? 'Every API key of the organisation, with the member it belongs to.'
@@ -187,18 +184,14 @@ function formErrorsOf(err: DomainError, form: KeyForm): FormError[] {
 export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
   const apiKeys = services.apiKeys;
 
-  app.get(
-    '/api-keys',
-    { schema: pageSchema(Type.Object({ done: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false })) },
-    async (request, reply) => {
-      const page = pageContext(request);
-      const keys = await apiKeys.list(page.actor);
-      const notice = request.query.done ? (NOTICES[request.query.done] ?? null) : null;
-      return sendPage(reply, <ApiKeysView page={page} keys={keys} notice={notice} />);
-    },
-  );
+  // A new key's secret reaches this page once, through the session's one-time slot: a reload shows the
+  // list, never the key, and never makes a second one.
+  app.get('/api-keys', { schema: pageSchema() }, async (request, reply) => {
+    const page = pageContext(request);
+    const keys = await apiKeys.list(page.actor);
+    return sendPage(reply, <ApiKeysView page={page} keys={keys} />);
+  });
 
-  // The answer to this POST is the only place the key's secret ever appears: a page, not a redirect.
   app.post('/api-keys', { schema: { hide: true, body: CreateKeyBody, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const { name = '', access, projects = 'none', users = 'none', webhooks = 'none' } = request.body;
@@ -211,8 +204,10 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       const keys = await apiKeys.list(page.actor);
       return sendPage(reply, <ApiKeysView page={page} keys={keys} form={form} errors={formErrorsOf(err, form)} />, err.status);
     }
-    const keys = await apiKeys.list(page.actor);
-    return sendPage(reply, <ApiKeysView page={page} keys={keys} created={created} notice="Key created." />);
+    return seeOther(reply, HERE, {
+      notice: `API key ${created.name ? `"${created.name}" ` : ''}created.`,
+      secret: { kind: 'api_key', id: created.id, value: created.key },
+    });
   });
 
   /** The key as the viewer may see it (their own; managers: any of the organisation), or a 404 page. */
@@ -243,7 +238,8 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   // The service decides whose key this may be: another member's key is a 404 to a non-manager.
   app.post('/api-keys/:id/revoke', { schema: { hide: true, params: KeyParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    await apiKeys.revoke(page.actor, pathId(request.params.id, 'API key'));
-    return seeOther(reply, `${HERE}?done=revoked`);
+    const key = await visibleKey(page, request.params.id);
+    await apiKeys.revoke(page.actor, key.id);
+    return seeOther(reply, HERE, { notice: `API key ${key.name ? `"${key.name}" (${key.prefix}…)` : `${key.prefix}…`} revoked.` });
   });
 };

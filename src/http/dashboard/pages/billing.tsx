@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { toIso, systemClock } from '../../../lib/time.js';
 import { GRACE_PERIOD_MS, mayChangeSubscription, requireOwner, type OrganizationLifecycle } from '../../../services/lifecycle-service.js';
@@ -9,16 +8,6 @@ import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { BILLING, BillingView, CancelView, CONFIRM_FIELD } from '../views/billing-views.js';
 import { sentence } from '../views/workflow-views.js';
 
-/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
-const NOTICES = {
-  cancelled: 'The subscription was cancelled. The workspace is read-only until it is deleted or the subscription is resumed.',
-  resumed: 'The subscription was resumed. The workspace is active again.',
-} as const;
-
-const BillingQuery = Type.Object(
-  { done: Type.Optional(Type.Union([Type.Literal('cancelled'), Type.Literal('resumed')])) },
-  { additionalProperties: false },
-);
 const CancelForm = FormBody({ confirm_name: FormText(1024) });
 
 /**
@@ -32,7 +21,7 @@ export const billingPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   /** Stripe's customer portal is offered only where Stripe is configured and this organisation is billed through it. */
   const portalFor = (org: OrganizationLifecycle) => Boolean(stripe) && org.billing === 'stripe';
 
-  async function billingPage(reply: FastifyReply, page: PageContext, options: { notice?: string | null; error?: unknown } = {}) {
+  async function billingPage(reply: FastifyReply, page: PageContext, options: { error?: unknown } = {}) {
     const organization = await lifecycle.show(page.actor);
     // Refusals the page explains (a conflict: already cancelled, deletion begun); others go to the error page.
     const refusal = options.error === undefined ? null : pageRefusal(reply, options.error, [409]);
@@ -43,17 +32,13 @@ export const billingPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
         organization={organization}
         mayChange={mayChangeSubscription(page.actor)}
         portal={portalFor(organization)}
-        notice={options.notice ?? null}
         errors={refusal ? [{ field: null, message: sentence(refusal.message) }] : []}
       />,
       refusal?.status ?? 200,
     );
   }
 
-  app.get('/billing', { schema: pageSchema(BillingQuery) }, async (request, reply) => {
-    const { done } = request.query;
-    return billingPage(reply, pageContext(request), { notice: done ? NOTICES[done] : null });
-  });
+  app.get('/billing', { schema: pageSchema() }, async (request, reply) => billingPage(reply, pageContext(request)));
 
   app.get('/billing/cancel', { schema: pageSchema() }, async (request, reply) => {
     const page = pageContext(request);
@@ -84,7 +69,7 @@ export const billingPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     } catch (error) {
       return billingPage(reply, page, { error });
     }
-    return seeOther(reply, `${BILLING}?done=cancelled`);
+    return seeOther(reply, BILLING, { notice: 'The subscription was cancelled. The workspace is read-only until it is deleted or the subscription is resumed.' });
   });
 
   app.post('/billing/resume', { schema: { hide: true, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
@@ -94,6 +79,6 @@ export const billingPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     } catch (error) {
       return billingPage(reply, page, { error });
     }
-    return seeOther(reply, `${BILLING}?done=resumed`);
+    return seeOther(reply, BILLING, { notice: 'The subscription was resumed. The workspace is active again.' });
   });
 };

@@ -8,15 +8,11 @@ import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { sentence } from '../views/workflow-views.js';
+import { formatBytes } from '../../../lib/text.js';
+import { progressFragment, progressVersion } from '../progress.js';
 
 const HERE = '/dashboard/export';
 
-/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
-const NOTICES = {
-  requested: 'Export requested. It is built in the background; you will get an e-mail when it is ready to download.',
-} as const;
-
-const ExportQuery = Type.Object({ done: Type.Optional(Type.Literal('requested')) }, { additionalProperties: false });
 const ExportParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
 const RequestForm = FormBody({});
 
@@ -27,12 +23,8 @@ const DOWNLOAD_RESPONSES = {
 
 const STATUS_WORDS: Record<ExportView['status'], string> = { queued: 'Queued', running: 'Being built', ready: 'Ready', failed: 'Failed' };
 
-function formatSize(bytes: number | null): string {
-  if (bytes === null) return '—';
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-}
+const formatSize = (bytes: number | null) => (bytes === null ? '—' : formatBytes(bytes));
+const isPending = (e: ExportView) => e.status === 'queued' || e.status === 'running';
 
 const downloadHref = (id: string) => `${HERE}/${encodeURIComponent(id)}/download`;
 
@@ -45,17 +37,19 @@ const downloadHref = (id: string) => `${HERE}/${encodeURIComponent(id)}/download
 export const exportPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
   const exports = services.exports;
 
-  async function exportPage(reply: FastifyReply, page: PageContext, extra: { notice?: string | null; error?: unknown } = {}) {
+  async function exportPage(reply: FastifyReply, page: PageContext, extra: { error?: unknown } = {}) {
     const list = await exports.list(page.actor);
     // A conflict (an export already under way) is explained on the page; anything else goes to the error page.
     const refusal = extra.error === undefined ? null : pageRefusal(reply, extra.error, [409]);
     const problems: FormError[] = refusal ? [{ field: null, message: sentence(refusal.message) }] : [];
-    return sendPage(reply, <ExportPageView page={page} list={list} notice={extra.notice ?? null} errors={problems} />, refusal?.status ?? 200);
+    return sendPage(reply, <ExportPageView page={page} list={list} errors={problems} />, refusal?.status ?? 200);
   }
 
-  app.get('/export', { schema: pageSchema(ExportQuery) }, async (request, reply) => {
-    const { done } = request.query;
-    return exportPage(reply, pageContext(request), { notice: done ? NOTICES[done] : null });
+  app.get('/export', { schema: pageSchema() }, async (request, reply) => exportPage(reply, pageContext(request)));
+
+  progressFragment(app, '/export/progress', Type.Object({}), async (request) => {
+    const list = await exports.list(pageContext(request).actor);
+    return { state: list.map((e) => [e.id, e.status, e.downloadable]), active: list.some(isPending) };
   });
 
   app.post('/export', { schema: { hide: true, body: RequestForm, response: htmlResponses } }, async (request, reply) => {
@@ -65,7 +59,7 @@ export const exportPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { ser
     } catch (error) {
       return exportPage(reply, page, { error });
     }
-    return seeOther(reply, `${HERE}?done=requested`);
+    return seeOther(reply, HERE, { notice: 'Export requested. It is built in the background; this page shows it when it is ready, and you will get an e-mail.' });
   });
 
   // No HEAD twin: every GET is an audited download.
@@ -85,14 +79,14 @@ export const exportPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { ser
 interface ExportPageViewProps {
   page: PageContext;
   list: readonly ExportView[];
-  notice: string | null;
   errors: FormError[];
 }
 
-function ExportPageView({ page, list, notice, errors: problems }: ExportPageViewProps) {
-  const pending = list.some((e) => e.status === 'queued' || e.status === 'running');
+function ExportPageView({ page, list, errors: problems }: ExportPageViewProps) {
+  const pending = list.some(isPending);
+  const progress = pending ? { url: `${HERE}/progress`, version: progressVersion(list.map((e) => [e.id, e.status, e.downloadable])) } : null;
   return (
-    <Layout title="Export" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={problems} notice={notice}>
+    <Layout title="Export" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={problems} progress={progress}>
       <p>
         A copy of the workspace's data as a ZIP: a <code>manifest.json</code> and one JSON Lines file per collection (projects, members, API keys,
         webhook subscriptions, workflows, runs, tasks, deliveries with their attempts, and the audit log). It holds no password, key hash or webhook
@@ -105,7 +99,7 @@ function ExportPageView({ page, list, notice, errors: problems }: ExportPageView
             ? 'An export is being prepared. A new one can be requested once it is ready.'
             : 'The export is built in the background; you will get an e-mail when it is ready.'}
         </p>
-        <ActionForm action={HERE} csrf={page.csrf} label="Request export" />
+        <ActionForm action={HERE} csrf={page.csrf} label="Request export" disabled={pending} />
       </section>
       <ExportsTable list={list} />
     </Layout>

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { DomainError, errors } from '../../../errors.js';
+import { isWritable } from '../../../services/workspace.js';
 import { mayFinishTask, type Task, type TaskResolution } from '../../../services/tasks-service.js';
 import type { AppDeps } from '../../app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
@@ -10,26 +11,25 @@ import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
-import { projectHref, runHref, sentence, TASK_KIND_WORDS, TASK_NOTICES, withDone } from '../views/workflow-views.js';
+import { projectHref, runHref, sentence, TASK_KIND_WORDS } from '../views/workflow-views.js';
 
 const HERE = '/dashboard/tasks';
 
 const TaskParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
-const TasksQuery = Type.Object({ done: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false });
 const RejectQuery = Type.Object({ back: FormText(2048) }, { additionalProperties: false });
 /** `back`: the dashboard page the button sat on, to return to; anything else returns to My tasks. */
 const ActionBody = FormBody({ back: FormText(2048) });
 const RejectBody = FormBody({ back: FormText(2048), reason: FormText(20_000) });
 
-/** The `?done=` code each action leaves on the page it returns to. */
-const DONE_CODES = { done: 'task_done', approve: 'approved', reject: 'rejected' } as const;
+/** What each action did, for the notice on the page it returns to. */
+const DONE_WORDS = { done: 'marked done', approve: 'approved', reject: 'rejected', cancel: 'cancelled' } as const;
 
 const returnTo = (back: string | undefined) => safeDashboardPath(back) ?? HERE;
 
 
-function MyTasksTable({ tasks, projects, csrf }: { tasks: readonly Task[]; projects: ReadonlyMap<string, string>; csrf: string }) {
+function MyTasksTable({ tasks, projects, workflows, csrf, canDecide }: { tasks: readonly Task[]; projects: ReadonlyMap<string, string>; workflows: ReadonlyMap<string, string>; csrf: string; canDecide: boolean }) {
   return (
-    <Table caption="My tasks" headers={['Title', 'Project', 'Kind', 'Due', 'From run', 'Actions']} empty="Nothing to do: no open tasks are assigned to you.">
+    <Table caption="My tasks" captionHidden headers={['Title', 'Project', 'Kind', 'Due', 'From run', 'Actions']} empty="Nothing to do: no open tasks are assigned to you.">
       {tasks.map((task) => (
         <tr>
           <td>{task.title}</td>
@@ -40,19 +40,16 @@ function MyTasksTable({ tasks, projects, csrf }: { tasks: readonly Task[]; proje
           <td>{task.due_at ? <Time iso={task.due_at} /> : <span class="muted">No due date</span>}</td>
           <td>
             {task.run_id ? (
-              <>
-                <a href={runHref(task.run_id)}>
-                  <code>{task.run_id}</code>
-                </a>{' '}
-                step {task.run_step}
-              </>
+              <a href={runHref(task.run_id)}>
+                {task.workflow_id ? (workflows.get(task.workflow_id) ?? 'Deleted workflow') : 'Workflow'}, step {task.run_step}
+              </a>
             ) : (
               <span class="muted">—</span>
             )}
           </td>
           <td>
-            {/* Every row is the viewer's own task: they may decide it. */}
-            <TaskActions task={task} csrf={csrf} back={HERE} canDecide />
+            {/* Every row is the viewer's own task: they may decide it, unless the workspace is read-only. */}
+            <TaskActions task={task} csrf={csrf} back={HERE} canDecide={canDecide} />
           </td>
         </tr>
       ))}
@@ -64,16 +61,21 @@ function MyTasksTable({ tasks, projects, csrf }: { tasks: readonly Task[]; proje
 export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
   const tasks = services.tasks;
 
-  async function myTasksPage(page: PageContext, extra: { errors?: FormError[]; notice?: string | null } = {}) {
+  async function myTasksPage(page: PageContext, extra: { errors?: FormError[] } = {}) {
     const mine = await tasks.listMine(page.actor);
     const projectIds = [...new Set(mine.map((t) => t.project_id))];
-    // At most one lookup per project of the (bounded) list; a project deleted meanwhile shows its id.
-    const names = await Promise.all(projectIds.map((id) => services.projects.get(page.actor.orgId, id).then((p) => [id, p.name] as const, () => null)));
-    const projects = new Map(names.filter((n) => n !== null));
+    const workflowIds = [...new Set(mine.map((t) => t.workflow_id).filter((id): id is string => id !== null))];
+    // At most one lookup per project and workflow of the (bounded) list; one deleted meanwhile is left out.
+    const [projectNames, workflowNames] = await Promise.all([
+      Promise.all(projectIds.map((id) => services.projects.get(page.actor.orgId, id).then((p) => [id, p.name] as const, () => null))),
+      Promise.all(workflowIds.map((id) => services.workflows.get(page.actor, id).then((w) => [id, w.name] as const, () => null))),
+    ]);
+    const projects = new Map(projectNames.filter((n) => n !== null));
+    const workflows = new Map(workflowNames.filter((n) => n !== null));
     return (
-      <Layout title="My tasks" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={extra.errors} notice={extra.notice}>
+      <Layout title="My tasks" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={extra.errors}>
         <p>Open tasks assigned to you, oldest first: to-dos to mark done, approvals to approve or reject.</p>
-        <MyTasksTable tasks={mine} projects={projects} csrf={page.csrf} />
+        <MyTasksTable tasks={mine} projects={projects} workflows={workflows} csrf={page.csrf} canDecide={isWritable(page.actor)} />
       </Layout>
     );
   }
@@ -85,18 +87,18 @@ export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   }
 
   async function resolve(reply: FastifyReply, page: PageContext, taskId: string, resolution: TaskResolution, back: string | undefined) {
+    let task: Task;
     try {
-      await tasks.resolve(page.actor, taskId, resolution);
+      task = await tasks.resolve(page.actor, taskId, resolution);
     } catch (error) {
       return refused(reply, page, error);
     }
-    return seeOther(reply, withDone(returnTo(back), DONE_CODES[resolution.action as keyof typeof DONE_CODES]));
+    return seeOther(reply, returnTo(back), { notice: `Task "${task.title}" ${DONE_WORDS[resolution.action]}.` });
   }
 
-  app.get('/tasks', { schema: pageSchema(TasksQuery) }, async (request, reply) => {
+  app.get('/tasks', { schema: pageSchema() }, async (request, reply) => {
     const page = pageContext(request);
-    const { done } = request.query;
-    return sendPage(reply, await myTasksPage(page, { notice: done ? (TASK_NOTICES[done] ?? null) : null }));
+    return sendPage(reply, await myTasksPage(page));
   });
 
   app.post('/tasks/:id/done', { schema: { hide: true, params: TaskParams, body: ActionBody, response: htmlResponses } }, async (request, reply) => {
@@ -127,8 +129,9 @@ export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const page = pageContext(request);
     const taskId = pathId(request.params.id, 'task');
     const { back, reason = '' } = request.body;
+    let task: Task;
     try {
-      await tasks.resolve(page.actor, taskId, { action: 'reject', reason });
+      task = await tasks.resolve(page.actor, taskId, { action: 'reject', reason });
     } catch (error) {
       if (!(error instanceof DomainError) || error.status !== 400) return refused(reply, page, error);
       // A reason the service refuses (too long): the confirmation again, with what was typed.
@@ -137,7 +140,7 @@ export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       const problems = formErrors(error, { reason: 'Reason' });
       return sendPage(reply, <RejectView page={page} task={task} projectName={project.name} back={returnTo(back)} reason={reason} errors={problems} />, 400);
     }
-    return seeOther(reply, withDone(returnTo(back), DONE_CODES.reject));
+    return seeOther(reply, returnTo(back), { notice: `Task "${task.title}" ${DONE_WORDS.reject}.` });
   });
 };
 

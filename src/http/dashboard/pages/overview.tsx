@@ -83,7 +83,7 @@ export const overviewPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     ]);
     return sendPage(
       reply,
-      <Layout title="Overview" viewer={page.viewer} csrf={page.csrf}>
+      <Layout title="Overview" viewer={page.viewer} csrf={page.csrf} current="/dashboard">
         <section aria-labelledby="counts-title">
           <h2 id="counts-title">Your workspace</h2>
           <dl class="stats">

@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ProjectStatus } from '../../../db/schema.js';
 import { errors, type DomainError, type ErrorDetail } from '../../../errors.js';
-import { can } from '../../../services/actor.js';
+import { sentence } from '../../../lib/text.js';
+import { projectTakesNewWork } from '../../../services/work-rules.js';
+import { canChange, isWritable } from '../../../services/workspace.js';
 import type { Project, UpdateProjectInput } from '../../../services/projects-service.js';
 import { mayFinishTask, readDueDate, type Task } from '../../../services/tasks-service.js';
 import { checkText } from '../../../services/workflow-steps.js';
@@ -11,12 +13,11 @@ import type { Workflow } from '../../../services/workflows-service.js';
 import type { AppDeps } from '../../app-deps.js';
 import { UpdateProjectBody } from '../../schemas/projects.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
-import { validateAs } from '../form-validation.js';
+import { fieldMessage, validateAs } from '../form-validation.js';
 import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, CsrfField, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { ActionForm, CsrfField, Day, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
-import { TASK_NOTICES } from '../views/workflow-views.js';
 import { TaskActions } from '../views/task-actions.js';
 
 const PROJECTS = '/dashboard/projects';
@@ -30,22 +31,8 @@ const TASK_STATUS_LABELS: Record<Task['status'], string> = { open: 'Open', done:
 const TASK_KIND_LABELS: Record<Task['kind'], string> = { todo: 'To-do', approval: 'Approval' };
 const DECISION_LABELS: Record<NonNullable<Task['decision']>, string> = { approved: 'approved', rejected: 'rejected' };
 
-/**
- * `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. The task
- * buttons (my-tasks.tsx) and "Delete workflow" (workflows.tsx) also return here.
- */
-const NOTICES: Record<string, string> = {
-  saved: 'Project saved.',
-  archived: 'Project archived.',
-  task_created: 'Task created.',
-  assigned: 'Assignee saved.',
-  workflow_deleted: 'Workflow deleted.',
-  ...TASK_NOTICES,
-};
-
 const ProjectParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
 const TaskParams = Type.Object({ id: Type.String({ maxLength: 128 }), task: Type.String({ maxLength: 128 }) });
-const ProjectQuery = Type.Object({ done: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false });
 
 // Bounds only, above the rules' own limits, so an over-long value gets the rule's sentence on the page.
 const EditForm = FormBody({ name: FormText(1024), description: FormText(4096), status: FormText(16) });
@@ -66,18 +53,12 @@ const assigneeFieldId = (taskId: string) => `assignee-${taskId}`;
 
 type FieldMap = Record<string, { id: string; label: string }>;
 
-/** A service's messages start in lower case, as API error messages do; the page shows sentences. */
-function sentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
-  return /[.!?]$/.test(text) ? text : `${text}.`;
-}
-
 /** A refusal as the form's errors: one per field, named by the field's label and attached to it. */
 function errorsFor(error: DomainError, fields: FieldMap): FormError[] {
   if (!error.details?.length) return [{ field: null, message: sentence(error.message) }];
   return error.details.map((d) => {
     const field = fields[d.field];
-    return { field: field?.id ?? null, message: sentence(`${field?.label ?? d.field} ${d.message}`) };
+    return { field: field?.id ?? null, message: sentence(fieldMessage(field?.label ?? d.field, d.message)) };
   });
 }
 
@@ -106,22 +87,22 @@ interface ProjectData {
 interface ProjectViewProps extends ProjectData {
   page: PageContext;
   errors?: readonly FormError[];
-  notice?: string | null;
   edit?: EditValues;
   workflow?: WorkflowValues;
   task?: TaskValues;
 }
 
-/** Who may finish or decide a task (the service's rule, to hide buttons that would answer 403). */
-
-function ProjectView({ page, project, workflows, tasks, members, errors: problems = [], notice, edit, workflow, task }: ProjectViewProps) {
+function ProjectView({ page, project, workflows, tasks, members, errors: problems = [], edit, workflow, task }: ProjectViewProps) {
   const { actor, csrf } = page;
-  // Hiding what a role cannot use; the services refuse it anyway.
-  const canWrite = can(actor, 'projects', 'update');
-  const canDelete = can(actor, 'projects', 'delete');
+  // Only what the role, the workspace's state and the project's rules allow is offered; the services refuse the rest anyway.
+  const canWrite = canChange(actor, 'projects', 'update');
+  const canDelete = canChange(actor, 'projects', 'delete');
+  const takesWork = projectTakesNewWork(project);
+  const canAdd = canWrite && takesWork;
   const here = projectHref(project.id);
+  const isOpen = (prefix: string) => problems.some((p) => p.field?.startsWith(prefix));
   return (
-    <Layout title={project.name} viewer={page.viewer} csrf={csrf} current={PROJECTS} errors={problems} notice={notice}>
+    <Layout title={project.name} viewer={page.viewer} csrf={csrf} current={PROJECTS} errors={problems}>
       <dl class="facts">
         <div>
           <dt>Status</dt>
@@ -147,9 +128,16 @@ function ProjectView({ page, project, workflows, tasks, members, errors: problem
       <p class="muted">
         <a href={PROJECTS}>All projects</a>
       </p>
-      {(canWrite && project.status !== 'archived') || canDelete ? (
+      {!takesWork ? <p class="notice-panel warning">This project is archived: it keeps its data and takes no new workflows, tasks or runs.</p> : null}
+      {canWrite || canDelete ? (
         <div class="actions page-actions">
-          {canWrite && project.status !== 'archived' ? <ActionForm action={`${here}/archive`} csrf={csrf} label="Archive project" /> : null}
+          {canWrite ? (
+            takesWork ? (
+              <ActionForm action={`${here}/archive`} csrf={csrf} label="Archive project" secondary />
+            ) : (
+              <ActionForm action={`${here}/unarchive`} csrf={csrf} label="Unarchive project" />
+            )
+          ) : null}
           {canDelete ? (
             <a href={`${here}/delete`} class="button danger">
               Delete project
@@ -157,28 +145,27 @@ function ProjectView({ page, project, workflows, tasks, members, errors: problem
           ) : null}
         </div>
       ) : null}
-      {canWrite ? <EditProjectForm project={project} csrf={csrf} values={edit} errors={problems} /> : null}
+      {canWrite ? <EditProjectForm project={project} csrf={csrf} values={edit} errors={problems} open={Boolean(edit)} /> : null}
 
       <section aria-labelledby="workflows-title">
         <h2 id="workflows-title">Workflows</h2>
+        {canAdd ? <NewWorkflowForm projectId={project.id} csrf={csrf} values={workflow} errors={problems} open={isOpen('workflow-')} /> : null}
         <WorkflowsTable projectId={project.id} workflows={workflows} />
-        {canWrite ? <NewWorkflowForm projectId={project.id} csrf={csrf} values={workflow} errors={problems} /> : null}
       </section>
 
       <section aria-labelledby="tasks-title">
         <h2 id="tasks-title">Tasks</h2>
+        {canAdd ? <NewTaskForm projectId={project.id} csrf={csrf} members={members} values={task} errors={problems} open={isOpen('task-')} /> : null}
         <TasksTable page={page} projectId={project.id} tasks={tasks} workflows={workflows} members={members} errors={problems} />
-        {canWrite ? <NewTaskForm projectId={project.id} csrf={csrf} members={members} values={task} errors={problems} /> : null}
       </section>
     </Layout>
   );
 }
 
-function EditProjectForm({ project, csrf, values, errors: problems }: { project: Project; csrf: string; values?: EditValues | undefined; errors: readonly FormError[] }) {
+function EditProjectForm({ project, csrf, values, errors: problems, open }: { project: Project; csrf: string; values?: EditValues | undefined; errors: readonly FormError[]; open: boolean }) {
   const shown = values ?? { name: project.name, description: project.description ?? '', status: project.status };
   return (
-    <section aria-labelledby="edit-project-title" class="panel">
-      <h2 id="edit-project-title">Edit project</h2>
+    <Disclosure summary="Edit project" open={open}>
       <form method="post" action={projectHref(project.id)}>
         <CsrfField token={csrf} />
         <Field id="name" label="Name" value={shown.name} error={errorFor(problems, 'name')} required maxLength={255} />
@@ -186,13 +173,13 @@ function EditProjectForm({ project, csrf, values, errors: problems }: { project:
         <Select id="status" label="Status" options={STATUS_OPTIONS} value={shown.status} error={errorFor(problems, 'status')} />
         <button type="submit">Save project</button>
       </form>
-    </section>
+    </Disclosure>
   );
 }
 
 function WorkflowsTable({ projectId, workflows }: { projectId: string; workflows: readonly Workflow[] }) {
   return (
-    <Table caption="Workflows" headers={['Name', 'Steps', 'Version', 'Updated']} empty="No workflows yet.">
+    <Table caption="Workflows" captionHidden headers={['Name', 'Steps', 'Version', 'Updated']} empty="No workflows yet.">
       {workflows.map((wf) => (
         <tr>
           <td>
@@ -209,9 +196,10 @@ function WorkflowsTable({ projectId, workflows }: { projectId: string; workflows
   );
 }
 
-function NewWorkflowForm({ projectId, csrf, values, errors: problems }: { projectId: string; csrf: string; values?: WorkflowValues | undefined; errors: readonly FormError[] }) {
+function NewWorkflowForm({ projectId, csrf, values, errors: problems, open }: { projectId: string; csrf: string; values?: WorkflowValues | undefined; errors: readonly FormError[]; open: boolean }) {
   return (
-    <form method="post" action={`${projectHref(projectId)}/workflows`} class="panel" aria-label="New workflow">
+    <Disclosure summary="New workflow" open={open}>
+    <form method="post" action={`${projectHref(projectId)}/workflows`} aria-label="New workflow">
       <CsrfField token={csrf} />
       <Field id="workflow-name" name="name" label="Workflow name" value={values?.name} error={errorFor(problems, 'workflow-name')} required maxLength={255} />
       <TextArea
@@ -224,13 +212,14 @@ function NewWorkflowForm({ projectId, csrf, values, errors: problems }: { projec
       />
       <button type="submit">Create workflow</button>
     </form>
+    </Disclosure>
   );
 }
 
 /** A due time as set: a date for a due date (end of that UTC day), the time for a run's "due in". */
 function Due({ iso }: { iso: string | null }) {
   if (!iso) return <span class="muted">None</span>;
-  if (iso.endsWith('T23:59:59.999Z')) return <time dateTime={iso}>{iso.slice(0, 10)}</time>;
+  if (iso.endsWith('T23:59:59.999Z')) return <Day iso={iso} />;
   return <Time iso={iso} />;
 }
 
@@ -245,15 +234,16 @@ interface TasksTableProps {
 
 function TasksTable({ page, projectId, tasks, workflows, members, errors: problems }: TasksTableProps) {
   const { actor, csrf } = page;
-  const canAssign = can(actor, 'projects', 'update');
+  const canAssign = canChange(actor, 'projects', 'update');
+  const mayFinish = (t: Task) => mayFinishTask(actor, t) && isWritable(actor);
   const names = memberMap(members);
   const workflowNames = new Map(workflows.map((wf) => [wf.id, wf.name]));
   const assigneeOptions = [{ value: '', label: 'Unassigned' }, ...members];
   const here = projectHref(projectId);
-  const withActions = canAssign || tasks.some((t) => t.status === 'open' && mayFinishTask(actor, t));
+  const withActions = canAssign || tasks.some((t) => t.status === 'open' && mayFinish(t));
   const headers = ['Title', 'Status', 'Kind', 'Assignee', 'Due', 'From run', ...(withActions ? ['Actions'] : [])];
   return (
-    <Table caption="Tasks" headers={headers} empty="No tasks yet.">
+    <Table caption="Tasks" captionHidden headers={headers} empty="No tasks yet.">
       {tasks.map((t) => {
         const open = t.status === 'open';
         const workflowName = t.workflow_id ? workflowNames.get(t.workflow_id) : undefined;
@@ -295,7 +285,7 @@ function TasksTable({ page, projectId, tasks, workflows, members, errors: proble
                     </button>
                   </form>
                 ) : null}
-                <TaskActions task={t} csrf={csrf} back={here} canDecide={mayFinishTask(actor, t)} />
+                <TaskActions task={t} csrf={csrf} back={here} canDecide={mayFinish(t)} />
               </td>
             ) : null}
           </tr>
@@ -305,9 +295,10 @@ function TasksTable({ page, projectId, tasks, workflows, members, errors: proble
   );
 }
 
-function NewTaskForm({ projectId, csrf, members, values, errors: problems }: { projectId: string; csrf: string; members: readonly MemberOption[]; values?: TaskValues | undefined; errors: readonly FormError[] }) {
+function NewTaskForm({ projectId, csrf, members, values, errors: problems, open }: { projectId: string; csrf: string; members: readonly MemberOption[]; values?: TaskValues | undefined; errors: readonly FormError[]; open: boolean }) {
   return (
-    <form method="post" action={`${projectHref(projectId)}/tasks`} class="panel" aria-label="New task">
+    <Disclosure summary="New task" open={open}>
+    <form method="post" action={`${projectHref(projectId)}/tasks`} aria-label="New task">
       <CsrfField token={csrf} />
       <Field id="task-title" name="title" label="Task title" value={values?.title} error={errorFor(problems, 'task-title')} required maxLength={255} />
       <Select
@@ -321,6 +312,7 @@ function NewTaskForm({ projectId, csrf, members, values, errors: problems }: { p
       <Field id="task-due" name="due_date" type="date" label="Due date" value={values?.due_date} error={errorFor(problems, 'task-due')} hint="Optional; due at the end of that day (UTC)." />
       <button type="submit">Create task</button>
     </form>
+    </Disclosure>
   );
 }
 
@@ -379,12 +371,10 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     return sendPage(reply, <ProjectView page={page} {...await load(page, projectId)} errors={problems} {...form} />, refusal.status);
   }
 
-  app.get('/projects/:id', { schema: { ...pageSchema(ProjectQuery), params: ProjectParams } }, async (request, reply) => {
+  app.get('/projects/:id', { schema: { ...pageSchema(), params: ProjectParams } }, async (request, reply) => {
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
-    const { done } = request.query;
-    const notice = done ? (NOTICES[done] ?? null) : null;
-    return sendPage(reply, <ProjectView page={page} {...await load(page, projectId)} notice={notice} />);
+    return sendPage(reply, <ProjectView page={page} {...await load(page, projectId)} />);
   });
 
   app.post('/projects/:id', { schema: { hide: true, params: ProjectParams, body: EditForm, response: htmlResponses } }, async (request, reply) => {
@@ -396,23 +386,28 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     try {
       // The API's body schema: "" clears the description, as it does through PUT /v1/projects/:id.
       const input = validateAs<UpdateProjectInput>(UpdateProjectBody, edit);
-      await services.projects.update(page.actor, projectId, input);
+      const saved = await services.projects.update(page.actor, projectId, input);
+      return seeOther(reply, projectHref(projectId), { notice: `Project "${saved.name}" saved.` });
     } catch (error) {
       return refused(page, projectId, reply, error, EDIT_FIELDS, { edit });
     }
-    return seeOther(reply, `${projectHref(projectId)}?done=saved`);
   });
 
-  app.post('/projects/:id/archive', { schema: { hide: true, params: ProjectParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
-    const page = pageContext(request);
-    const projectId = pathId(request.params.id, 'project');
-    try {
-      await services.projects.update(page.actor, projectId, { status: 'archived' });
-    } catch (error) {
-      return refused(page, projectId, reply, error, {}, {});
-    }
-    return seeOther(reply, `${projectHref(projectId)}?done=archived`);
-  });
+  for (const [path, status, done] of [
+    ['archive', 'archived', 'archived'],
+    ['unarchive', 'active', 'unarchived: it takes new workflows, tasks and runs again'],
+  ] as const) {
+    app.post(`/projects/:id/${path}`, { schema: { hide: true, params: ProjectParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
+      const page = pageContext(request);
+      const projectId = pathId(request.params.id, 'project');
+      try {
+        const saved = await services.projects.update(page.actor, projectId, { status });
+        return seeOther(reply, projectHref(projectId), { notice: `Project "${saved.name}" ${done}.` });
+      } catch (error) {
+        return refused(page, projectId, reply, error, {}, {});
+      }
+    });
+  }
 
   app.get('/projects/:id/delete', { schema: { ...pageSchema(), params: ProjectParams } }, async (request, reply) => {
     const page = pageContext(request);
@@ -433,7 +428,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
       return sendPage(reply, <DeleteProjectView page={page} project={project} typed={typed} error={error} />, 400);
     }
     await services.projects.remove(page.actor, project.id);
-    return seeOther(reply, `${PROJECTS}?done=deleted`);
+    return seeOther(reply, PROJECTS, { notice: `Project "${project.name}" deleted, with its workflows, runs and tasks.` });
   });
 
   app.post('/projects/:id/workflows', { schema: { hide: true, params: ProjectParams, body: WorkflowForm, response: htmlResponses } }, async (request, reply) => {
@@ -447,7 +442,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     } catch (error) {
       return refused(page, projectId, reply, error, WORKFLOW_FIELDS, { workflow });
     }
-    return seeOther(reply, workflowHref(projectId, created.id));
+    return seeOther(reply, workflowHref(projectId, created.id), { notice: `Workflow "${created.name}" created. Add its steps below.` });
   });
 
   app.post('/projects/:id/tasks', { schema: { hide: true, params: ProjectParams, body: TaskForm, response: htmlResponses } }, async (request, reply) => {
@@ -456,11 +451,11 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     authorizeChange(page.actor, 'projects', 'update');
     const task: TaskValues = { title: request.body.title ?? '', assignee_id: request.body.assignee_id ?? '', due_date: request.body.due_date ?? '' };
     try {
-      await services.tasks.create(page.actor, projectId, { title: task.title, assignee_id: task.assignee_id || null, due_at: readTaskForm(task) });
+      const created = await services.tasks.create(page.actor, projectId, { title: task.title, assignee_id: task.assignee_id || null, due_at: readTaskForm(task) });
+      return seeOther(reply, projectHref(projectId), { notice: `Task "${created.title}" created.` });
     } catch (error) {
       return refused(page, projectId, reply, error, TASK_FIELDS, { task });
     }
-    return seeOther(reply, `${projectHref(projectId)}?done=task_created`);
   });
 
   app.post('/projects/:id/tasks/:task/assign', { schema: { hide: true, params: TaskParams, body: AssignForm, response: htmlResponses } }, async (request, reply) => {
@@ -471,12 +466,14 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     // The task must be this project's: another project's id in this path names nothing here.
     const current = await services.tasks.get(page.actor, taskId);
     if (current.project_id !== projectId) throw errors.notFound('task');
+    let assigned: Task;
     try {
-      await services.tasks.assign(page.actor, taskId, request.body.assignee_id || null);
+      assigned = await services.tasks.assign(page.actor, taskId, request.body.assignee_id || null);
     } catch (error) {
       return refused(page, projectId, reply, error, { assignee_id: { id: assigneeFieldId(taskId), label: 'Assignee' } }, {});
     }
-    return seeOther(reply, `${projectHref(projectId)}?done=assigned`);
+    const who = assigned.assignee_id ? (await services.users.names(page.actor.orgId, [assigned.assignee_id])).get(assigned.assignee_id) : null;
+    return seeOther(reply, projectHref(projectId), { notice: who ? `Task "${assigned.title}" assigned to ${who}.` : `Task "${assigned.title}" unassigned.` });
   });
 };
 

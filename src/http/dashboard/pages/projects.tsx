@@ -1,28 +1,24 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { ProjectStatus } from '../../../db/schema.js';
-import { can } from '../../../services/actor.js';
+import { canChange } from '../../../services/workspace.js';
 import type { ProjectListItem } from '../../../services/projects-service.js';
 import type { AppDeps } from '../../app-deps.js';
 import { CreateProjectBody } from '../../schemas/projects.js';
 import { authorizeChange, pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors, validateAs } from '../form-validation.js';
 import { FormBody, FormText, pageSchema } from '../schemas.js';
-import { CsrfField, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { CsrfField, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 
 const PAGE_SIZE = 50;
 
 const STATUS_LABELS: Record<ProjectStatus, string> = { active: 'Active', archived: 'Archived', draft: 'Draft' };
 
-/** `?done=` codes and the fixed sentences they stand for (deleted: from the project page's "Delete project"). */
-const NOTICES = { created: 'Project created.', deleted: 'Project deleted.' } as const;
-
 const ListQuery = Type.Object(
   {
     status: Type.Optional(Type.Union([Type.Literal(''), Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')])),
     cursor: Type.Optional(Type.String({ maxLength: 64 })),
-    done: Type.Optional(Type.Union([Type.Literal('created'), Type.Literal('deleted')])),
   },
   { additionalProperties: false },
 );
@@ -39,12 +35,13 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   async function render(
     page: PageContext,
     query: { status?: ProjectStatus | undefined; cursor?: string | undefined },
-    form: { values?: NewProjectValues; errors?: FormError[]; notice?: string | null } = {},
+    form: { values?: NewProjectValues; errors?: FormError[] } = {},
   ) {
     const list = await services.projects.list(page.actor.orgId, { limit: PAGE_SIZE, cursor: query.cursor, status: query.status });
     const filterSuffix = query.status ? `status=${query.status}&` : '';
     return (
-      <Layout title="Projects" viewer={page.viewer} csrf={page.csrf} current="/dashboard/projects" errors={form.errors} notice={form.notice}>
+      <Layout title="Projects" viewer={page.viewer} csrf={page.csrf} current="/dashboard/projects" errors={form.errors}>
+        {canChange(page.actor, 'projects', 'create') ? <NewProjectForm csrf={page.csrf} values={form.values} errors={form.errors} /> : null}
         <form method="get" action="/dashboard/projects" class="filters" role="search" aria-label="Filter projects">
           <Select
             id="filter-status"
@@ -62,16 +59,15 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
           {query.cursor ? <a href={`/dashboard/projects?${filterSuffix}`.replace(/[?&]$/, '')}>Newest</a> : null}
           {list.nextCursor ? <a href={`/dashboard/projects?${filterSuffix}cursor=${encodeURIComponent(list.nextCursor)}`}>Older</a> : null}
         </nav>
-        {can(page.actor, 'projects', 'create') ? <NewProjectForm csrf={page.csrf} values={form.values} errors={form.errors} /> : null}
       </Layout>
     );
   }
 
   app.get('/projects', { schema: pageSchema(ListQuery) }, async (request, reply) => {
     const page = pageContext(request);
-    const { status, cursor, done } = request.query;
+    const { status, cursor } = request.query;
     try {
-      return sendPage(reply, await render(page, { status: status || undefined, cursor }, { notice: done ? NOTICES[done] : null }));
+      return sendPage(reply, await render(page, { status: status || undefined, cursor }));
     } catch (error) {
       // A stale or hand-edited cursor: the first page, with the problem said.
       const refusal = pageRefusal(reply, error, [400]);
@@ -89,8 +85,8 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
         ...(description === '' ? {} : { description }),
         status,
       });
-      await services.projects.create(page.actor, input);
-      return seeOther(reply, '/dashboard/projects?done=created');
+      const project = await services.projects.create(page.actor, input);
+      return seeOther(reply, `/dashboard/projects/${encodeURIComponent(project.id)}`, { notice: `Project "${project.name}" created.` });
     } catch (error) {
       const refusal = pageRefusal(reply, error);
       const errors = formErrors(refusal, { name: 'Name', description: 'Description', status: 'Status' });
@@ -101,7 +97,7 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
 
 function ProjectsTable({ items }: { items: ProjectListItem[] }) {
   return (
-    <Table caption="Projects" headers={['Name', 'Status', 'Created']} empty="No projects yet.">
+    <Table caption="Projects" captionHidden headers={['Name', 'Status', 'Created']} empty="No projects yet.">
       {items.map((p) => (
         <tr>
           <td>
@@ -119,8 +115,7 @@ function ProjectsTable({ items }: { items: ProjectListItem[] }) {
 
 function NewProjectForm({ csrf, values = {}, errors }: { csrf: string; values?: NewProjectValues | undefined; errors?: FormError[] | undefined }) {
   return (
-    <section aria-labelledby="new-project-title" class="panel">
-      <h2 id="new-project-title">New project</h2>
+    <Disclosure summary="New project" open={Boolean(errors?.length)}>
       <form method="post" action="/dashboard/projects">
         <CsrfField token={csrf} />
         <Field id="name" label="Name" value={values.name} error={errorFor(errors, 'name')} required maxLength={255} />
@@ -137,6 +132,6 @@ function NewProjectForm({ csrf, values = {}, errors }: { csrf: string; values?: 
         />
         <button type="submit">Create project</button>
       </form>
-    </section>
+    </Disclosure>
   );
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { can } from '../../../services/actor.js';
+import { projectTakesNewWork, workflowCanRun } from '../../../services/work-rules.js';
+import { canChange, isWritable } from '../../../services/workspace.js';
 import { isActiveRun } from '../../../services/run-transitions.js';
 import { mayFinishTask } from '../../../services/tasks-service.js';
 import type { RunDetail, RunStep } from '../../../services/runs-view.js';
@@ -8,22 +9,20 @@ import type { AppDeps } from '../../app-deps.js';
 import { memberLabel } from '../members-options.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
-import { CsrfField, Table, Time, type FormError } from '../views/components.js';
+import { progressFragment, progressVersion } from '../progress.js';
+import { ActionForm, CsrfField, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
-import { RUN_STATUS_WORDS, runHref, sentence, startedBy, STEP_TYPE_WORDS, TASK_NOTICES, TASK_STATUS_WORDS, workflowHref } from '../views/workflow-views.js';
+import { RUN_STATUS_WORDS, runHref, sentence, startedBy, STEP_TYPE_WORDS, TASK_STATUS_WORDS, workflowHref } from '../views/workflow-views.js';
 
 const PROJECTS = '/dashboard/projects';
 
-/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
-const NOTICES: Record<string, string> = {
-  ...TASK_NOTICES,
-  started: 'Run started. Workers carry it out step by step; reload this page to see its progress.',
-  cancelled: 'Run cancelled.',
-};
-
 const RunParams = Type.Object({ run: Type.String({ maxLength: 128 }) });
-const RunQuery = Type.Object({ done: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false });
+
+/** What the run page shows that moves: when it changes, the page is shown again. */
+function runState(run: RunDetail): unknown {
+  return [run.status, run.current_step, run.steps.map((s) => [s.status, s.outcome, s.task?.status ?? null, s.task?.assignee_id ?? null])];
+}
 
 /** What a step is doing or how it ended, in words (DASHBOARD 3). */
 function StepState({ step, run, members }: { step: RunStep; run: RunDetail; members: ReadonlyMap<string, string> }) {
@@ -54,6 +53,7 @@ function StepState({ step, run, members }: { step: RunStep; run: RunDetail; memb
 
 function RunStepsTable({ page, run, members }: { page: PageContext; run: RunDetail; members: ReadonlyMap<string, string> }) {
   const { actor } = page;
+  const writable = isWritable(actor);
   return (
     <Table caption="Steps" headers={['Step', 'Type', 'Title', 'State', 'Task']}>
       {run.steps.map((step) => (
@@ -72,7 +72,7 @@ function RunStepsTable({ page, run, members }: { page: PageContext; run: RunDeta
                   task={{ id: step.task_id, kind: step.type === 'approval' ? 'approval' : 'todo', status: step.task.status, title: step.title ?? '' }}
                   csrf={page.csrf}
                   back={runHref(run.id)}
-                  canDecide={mayFinishTask(actor, step.task)}
+                  canDecide={writable && mayFinishTask(actor, step.task)}
                 />
               </>
             ) : (
@@ -89,14 +89,17 @@ interface RunViewProps {
   page: PageContext;
   run: RunDetail;
   members: ReadonlyMap<string, string>;
+  /** "Run again" posts here: the workflow's run form, when the rules let this viewer start one. */
+  runAgain: string | null;
   errors?: FormError[];
-  notice?: string | null;
 }
 
-function RunView({ page, run, members, errors: problems, notice }: RunViewProps) {
-  const canCancel = isActiveRun(run) && can(page.actor, 'projects', 'update');
+function RunView({ page, run, members, runAgain, errors: problems }: RunViewProps) {
+  const active = isActiveRun(run);
+  const canCancel = active && canChange(page.actor, 'projects', 'update');
+  const progress = active ? { url: `${runHref(run.id)}/progress`, version: progressVersion(runState(run)) } : null;
   return (
-    <Layout title={`Run of ${run.workflow_name}`} viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems} notice={notice}>
+    <Layout title={`Run of ${run.workflow_name}`} viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems} progress={progress}>
       <dl class="facts">
         <div>
           <dt>Workflow</dt>
@@ -134,15 +137,17 @@ function RunView({ page, run, members, errors: problems, notice }: RunViewProps)
           </div>
         ) : null}
       </dl>
-      {canCancel ? (
+      {canCancel || (!active && runAgain) ? (
         <div class="actions page-actions">
-          <a href={`${runHref(run.id)}/cancel`} class="button danger">
-            Cancel run
-          </a>
+          {canCancel ? (
+            <a href={`${runHref(run.id)}/cancel`} class="button danger">
+              Cancel run
+            </a>
+          ) : null}
+          {!active && runAgain ? <ActionForm action={runAgain} csrf={page.csrf} label="Run again" /> : null}
         </div>
       ) : null}
       <RunStepsTable page={page} run={run} members={members} />
-      {isActiveRun(run) ? <p class="hint">The run moves on as workers advance it; reload this page to see its progress.</p> : null}
     </Layout>
   );
 }
@@ -157,11 +162,31 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
     return services.users.names(page.actor.orgId, ids);
   }
 
-  app.get('/runs/:run', { schema: { ...pageSchema(RunQuery), params: RunParams } }, async (request, reply) => {
+  /** The workflow's run form when the viewer may start it again now (role, workspace, project, steps). */
+  async function runAgain(page: PageContext, run: RunDetail): Promise<string | null> {
+    if (!canChange(page.actor, 'projects', 'update')) return null;
+    try {
+      const [workflow, project] = await Promise.all([services.workflows.get(page.actor, run.workflow_id), services.projects.get(page.actor.orgId, run.project_id)]);
+      return projectTakesNewWork(project) && workflowCanRun(workflow) ? `${workflowHref(run.project_id, run.workflow_id)}/run` : null;
+    } catch {
+      // The workflow (or its project) is gone: there is nothing to run again.
+      return null;
+    }
+  }
+
+  async function runPage(page: PageContext, run: RunDetail, problems?: FormError[]) {
+    return <RunView page={page} run={run} members={await members(page, run)} runAgain={await runAgain(page, run)} errors={problems} />;
+  }
+
+  app.get('/runs/:run', { schema: { ...pageSchema(), params: RunParams } }, async (request, reply) => {
     const page = pageContext(request);
     const run = await runs.get(page.actor, pathId(request.params.run, 'run'));
-    const { done } = request.query;
-    return sendPage(reply, <RunView page={page} run={run} members={await members(page, run)} notice={done ? (NOTICES[done] ?? null) : null} />);
+    return sendPage(reply, await runPage(page, run));
+  });
+
+  progressFragment<{ run: string }>(app, '/runs/:run/progress', RunParams, async (request) => {
+    const run = await runs.get(pageContext(request).actor, pathId(request.params.run, 'run'));
+    return { state: runState(run), active: isActiveRun(run) };
   });
 
   app.get('/runs/:run/cancel', { schema: { ...pageSchema(), params: RunParams } }, async (request, reply) => {
@@ -171,7 +196,7 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
     const run = await runs.get(page.actor, pathId(request.params.run, 'run'));
     if (!isActiveRun(run)) {
       const problems = [{ field: null, message: `This run has already finished (${RUN_STATUS_WORDS[run.status].toLowerCase()}); there is nothing to cancel.` }];
-      return sendPage(reply, <RunView page={page} run={run} members={await members(page, run)} errors={problems} />, 409);
+      return sendPage(reply, await runPage(page, run, problems), 409);
     }
     return sendPage(
       reply,
@@ -205,8 +230,8 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
       // 409: it finished meanwhile; the run page says so. 403 and 404 get their error pages.
       const refusal = pageRefusal(reply, error, [409]);
       const run = await runs.get(page.actor, runId);
-      return sendPage(reply, <RunView page={page} run={run} members={await members(page, run)} errors={[{ field: null, message: sentence(refusal.message) }]} />, 409);
+      return sendPage(reply, await runPage(page, run, [{ field: null, message: sentence(refusal.message) }]), 409);
     }
-    return seeOther(reply, `${runHref(runId)}?done=cancelled`);
+    return seeOther(reply, runHref(runId), { notice: 'Run cancelled.' });
   });
 };

@@ -58,20 +58,11 @@ const HistoryQuery = Type.Object(
     to: FormText(64),
     id: FormText(1024),
     cursor: Type.Optional(Type.String({ maxLength: 128 })),
-    job: Type.Optional(Type.String({ maxLength: 128 })),
-    done: Type.Optional(Type.String({ maxLength: 32 })),
   },
   { additionalProperties: false },
 );
 const ReplayFailedQuery = Type.Object({ since: FormText(64) }, { additionalProperties: false });
 const ReplayFailedBody = FormBody({ since: FormText(64) });
-const DeliveryQuery = Type.Object({ done: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false });
-
-/** `?done=` codes of the subscription page and the fixed sentences they stand for. */
-const SUBSCRIPTION_NOTICES: Record<string, string> = {
-  updated: 'Subscription saved.',
-  enabled: 'Subscription enabled: deliveries go out again. Replay failed deliveries to send what it missed while disabled.',
-};
 
 const SINCE_ERROR = 'Since must be a date and time, such as 2026-01-31T14:30';
 
@@ -116,17 +107,8 @@ function listHref(webhookId: string, text: FilterText, cursor?: string | null): 
 const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1);
 
 /** What the endpoint made of a test event, for the delivery page the test form leads to. */
-function testNotice(delivery: DeliveryDetail): string {
-  const attempt = delivery.attempt_history[delivery.attempt_history.length - 1];
-  if (!attempt) return 'Test event sent; its attempt has not finished yet. Reload this page to see the result.';
-  if (attempt.outcome === 'success') return `Test event delivered: the endpoint answered ${attempt.response_status ?? ''} in ${attempt.duration_ms} ms.`;
-  return `Test event failed: ${attempt.error ?? 'the endpoint did not answer with a 2xx status'}. It is not retried.`;
-}
-
-/** The notice after "Replay N deliveries": the job the redirect names, if it is among the latest. */
-function startedNotice(jobs: readonly ReplayJob[], jobId: string | undefined): string | null {
-  const job = jobId === undefined ? undefined : jobs.find((j) => j.id === jobId);
-  if (!job) return null;
+/** The notice after "Replay N deliveries". */
+function startedNotice(job: Pick<ReplayJob, 'count'>): string {
   if (job.count === 0) return 'Nothing to replay: no failed deliveries since then.';
   return `Bulk replay started: ${deliveriesCount(job.count)} to send again. Its progress is shown under Bulk replays.`;
 }
@@ -136,14 +118,14 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
     const page = pageContext(request);
     const webhookId = pathId(request.params.id, 'webhook');
     const webhook = await services.webhooks.get(page.actor, webhookId);
-    const { cursor, job, done, ...values } = request.query;
+    const { cursor, ...values } = request.query;
     const text = filterText(values);
     const canReplay = can(page.actor, 'webhooks', 'create');
     const [health, jobs] = await Promise.all([
       services.deliveryStats.hourly(page.actor, { webhookId }),
       canReplay ? services.replayJobs.listRecent(page.actor, webhookId) : Promise.resolve([]),
     ]);
-    const view = { page, config, webhook, health, jobs, text, cursor, notice: startedNotice(jobs, job) ?? (done ? (SUBSCRIPTION_NOTICES[done] ?? null) : null) };
+    const view = { page, config, webhook, health, jobs, text, cursor, notice: null };
     try {
       const list = await services.deliveries.list(page.actor, webhookId, { limit: PAGE_SIZE, cursor, filter: toFilter(text) });
       return sendPage(reply, <SubscriptionView {...view} list={list} />);
@@ -180,16 +162,15 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
       return sendPage(reply, <ReplayFailedView page={page} webhook={webhook} sinceText={sinceText} errors={[{ field: 'since', message: SINCE_ERROR }]} />, 400);
     }
     const job = await services.replayJobs.start(page.actor, webhook.id, since);
-    return seeOther(reply, `${subscriptionHref(webhook.id)}?job=${encodeURIComponent(job.id)}`);
+    return seeOther(reply, subscriptionHref(webhook.id), { notice: startedNotice(job) });
   });
 
-  app.get('/webhooks/:id/deliveries/:dlv', { schema: { ...pageSchema(DeliveryQuery), params: DeliveryParams } }, async (request, reply) => {
+  app.get('/webhooks/:id/deliveries/:dlv', { schema: { ...pageSchema(), params: DeliveryParams } }, async (request, reply) => {
     const page = pageContext(request);
     const webhookId = pathId(request.params.id, 'webhook');
     const delivery = await services.deliveries.get(page.actor, webhookId, pathId(request.params.dlv, 'delivery'));
     const webhook = await services.webhooks.get(page.actor, webhookId);
-    const notice = request.query.done === 'replayed' ? 'Replay queued: it is sent again now.' : request.query.done === 'test' ? testNotice(delivery) : null;
-    return sendPage(reply, <DeliveryView page={page} webhook={webhook} delivery={delivery} notice={notice} />);
+    return sendPage(reply, <DeliveryView page={page} webhook={webhook} delivery={delivery} notice={null} />);
   });
 
   app.post('/webhooks/:id/deliveries/:dlv/replay', { schema: { hide: true, params: DeliveryParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
@@ -211,7 +192,7 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
       const [delivery, webhook] = shown;
       return sendPage(reply, <DeliveryView page={page} webhook={webhook} delivery={delivery} errors={[{ field: null, message: sentence(refusal.message) }]} />, 409);
     }
-    return seeOther(reply, `${deliveryHref(webhookId, deliveryId)}?done=replayed`);
+    return seeOther(reply, deliveryHref(webhookId, deliveryId), { notice: 'Replay queued: it is sent again now.' });
   });
 };
 

@@ -2,14 +2,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { DomainError } from '../../../errors.js';
 import type { EventType } from '../../../services/events.js';
-import { DEFAULT_PREVIOUS_EXPIRES_IN, type RotatedSecret, type UpdateWebhookInput, type Webhook } from '../../../services/webhooks-service.js';
+import { DEFAULT_PREVIOUS_EXPIRES_IN, type UpdateWebhookInput, type Webhook } from '../../../services/webhooks-service.js';
 import type { AppDeps } from '../../app-deps.js';
 import { UpdateWebhookBody } from '../../schemas/webhooks.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { sentence } from '../../../lib/text.js';
 import { formErrors, validateAs } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
-import { deliveryHref, subscriptionHref, WEBHOOKS } from '../views/delivery-views.js';
+import { flashSecret } from '../flash.js';
+import { deliveryHref, subscriptionHref, testNotice, WEBHOOKS } from '../views/delivery-views.js';
 import { EventsGroup, SecretField } from '../views/webhook-views.js';
 import { Layout } from '../views/layout.js';
 
@@ -33,7 +35,6 @@ const WINDOWS = [
 
 const EDIT_LABELS = { url: 'Endpoint URL', events: 'Events' };
 
-const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1);
 const listOf = (value: string | string[] | undefined) => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
 /**
@@ -67,7 +68,7 @@ export const webhookSettingsPages: FastifyPluginAsyncTypebox<AppDeps> = async (a
       const refusal = pageRefusal(reply, error, [400]);
       return sendPage(reply, <EditView page={page} webhook={webhook} url={url} events={events} errors={editErrors(refusal)} />, 400);
     }
-    return seeOther(reply, `${subscriptionHref(webhook.id)}?done=updated`);
+    return seeOther(reply, subscriptionHref(webhook.id), { notice: `Subscription to ${url} saved.` });
   });
 
   app.get('/webhooks/:id/rotate-secret', { schema: { ...pageSchema(), params: WebhookParams } }, async (request, reply) => {
@@ -76,7 +77,8 @@ export const webhookSettingsPages: FastifyPluginAsyncTypebox<AppDeps> = async (a
     return sendPage(reply, <RotateView page={page} webhook={webhook} window={String(DEFAULT_PREVIOUS_EXPIRES_IN)} />);
   });
 
-  // The answer to this POST is the only place the new secret appears: a page, not a redirect (no-store).
+  // The new secret reaches the next page once, through the session's one-time slot (no-store): a reload
+  // shows neither it nor a second rotation.
   app.post('/webhooks/:id/rotate-secret', { schema: { hide: true, params: WebhookParams, body: RotateForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const webhook = await changeable(page, request.params.id);
@@ -86,7 +88,20 @@ export const webhookSettingsPages: FastifyPluginAsyncTypebox<AppDeps> = async (a
       return sendPage(reply, <RotateView page={page} webhook={webhook} window={String(DEFAULT_PREVIOUS_EXPIRES_IN)} errors={problems} />, 400);
     }
     const rotated = await webhooks.rotateSecret(page.actor, webhook.id, { previous_expires_in: Number(window) });
-    return sendPage(reply, <RotatedView page={page} webhook={webhook} rotated={rotated} stoppedNow={window === '0'} />);
+    const previousExpiresAt = window === '0' ? null : Date.parse(rotated.previous_expires_at);
+    return seeOther(reply, `${subscriptionHref(webhook.id)}/rotated`, {
+      notice: 'Signing secret rotated.',
+      secret: { kind: 'rotated_secret', id: webhook.id, label: webhook.url, value: rotated.secret, previousExpiresAt },
+    });
+  });
+
+  app.get('/webhooks/:id/rotated', { schema: { ...pageSchema(), params: WebhookParams } }, async (request, reply) => {
+    const page = pageContext(request);
+    const webhook = await webhooks.get(page.actor, pathId(request.params.id, 'webhook'));
+    const secret = flashSecret(page.flash, 'rotated_secret', webhook.id);
+    // Shown once: a reload (or a shared link) goes to the subscription, the secret is not kept anywhere.
+    if (!secret) return seeOther(reply, subscriptionHref(webhook.id));
+    return sendPage(reply, <RotatedView page={page} webhook={webhook} secret={secret.value} previousExpiresAt={secret.previousExpiresAt ?? null} />);
   });
 
   app.get('/webhooks/:id/test', { schema: { ...pageSchema(), params: WebhookParams } }, async (request, reply) => {
@@ -118,14 +133,17 @@ export const webhookSettingsPages: FastifyPluginAsyncTypebox<AppDeps> = async (a
       if (delivery.status !== 'pending') break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    return seeOther(reply, `${deliveryHref(webhook.id, deliveryId)}?done=test`);
+    const delivery = await services.deliveries.get(page.actor, webhook.id, deliveryId);
+    return seeOther(reply, deliveryHref(webhook.id, deliveryId), { notice: testNotice(delivery) });
   });
 
   app.post('/webhooks/:id/enable', { schema: { hide: true, params: WebhookParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const webhook = await changeable(page, request.params.id);
     await webhooks.enable(page.actor, webhook.id);
-    return seeOther(reply, `${subscriptionHref(webhook.id)}?done=enabled`);
+    return seeOther(reply, subscriptionHref(webhook.id), {
+      notice: `Subscription to ${webhook.url} enabled: deliveries go out again. Replay failed deliveries to send what it missed while disabled.`,
+    });
   });
 };
 
@@ -185,22 +203,22 @@ function RotateView({ page, webhook, window, errors: problems = [] }: { page: Pa
   );
 }
 
-function RotatedView({ page, webhook, rotated, stoppedNow }: { page: PageContext; webhook: Webhook; rotated: RotatedSecret; stoppedNow: boolean }) {
+function RotatedView({ page, webhook, secret, previousExpiresAt }: { page: PageContext; webhook: Webhook; secret: string; previousExpiresAt: number | null }) {
   return (
-    <Layout title="Signing secret rotated" viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} notice="Signing secret rotated.">
+    <Layout title="Signing secret rotated" viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS}>
       <section aria-labelledby="new-secret-title" class="panel">
         <h2 id="new-secret-title">Your new signing secret</h2>
         <p>
           Deliveries to <code class="webhook-url">{webhook.url}</code> are signed with the secret below from now on. Copy it now and configure your
           receiver with it: it is shown only this once.
         </p>
-        <SecretField value={rotated.secret} />
+        <SecretField value={secret} />
         <p>
-          {stoppedNow ? (
+          {previousExpiresAt === null ? (
             <>The old secret stopped signing at once.</>
           ) : (
             <>
-              The old secret keeps signing beside it until <Time iso={rotated.previous_expires_at} />, then stops.
+              The old secret keeps signing beside it until <Time iso={new Date(previousExpiresAt).toISOString()} />, then stops.
             </>
           )}
         </p>

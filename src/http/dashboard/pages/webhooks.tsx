@@ -11,6 +11,7 @@ import { validateAs } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, CsrfField, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
+import { flashSecret } from '../flash.js';
 import { EventsGroup, SecretField, SubscriptionStatus } from '../views/webhook-views.js';
 import { formatCount, formatShare } from '../views/numbers.js';
 
@@ -23,13 +24,7 @@ const HERE = '/dashboard/webhooks';
  */
 const PAGE_SIZE = 100;
 
-/** `?done=` codes and the fixed sentences they stand for: the query text itself is never shown. */
-const NOTICES: Record<string, string> = { deleted: 'Subscription deleted. Its deliveries that had not gone out yet were cancelled.' };
-
-const ListQuery = Type.Object(
-  { cursor: Type.Optional(Type.String({ maxLength: 64 })), done: Type.Optional(Type.String({ maxLength: 32 })) },
-  { additionalProperties: false },
-);
+const ListQuery = Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false });
 
 /**
  * Bounds only: the rules are the API's (`CreateWebhookBody`, checked with `validateAs`), so the bounds sit
@@ -129,8 +124,8 @@ function AddSubscriptionForm({ form, errors: formErrors, csrf }: { form: CreateF
   );
 }
 
-/** The only place a subscription's secret ever appears: the answer to the POST that created it. */
-function NewSubscription({ created }: { created: CreatedWebhook }) {
+/** The only place a subscription's secret ever appears: the page after the POST that created it, once. */
+function NewSubscription({ created }: { created: { id: string; url: string; secret: string } }) {
   return (
     <section aria-labelledby="new-subscription-title" class="panel">
       <h2 id="new-subscription-title">Your new subscription</h2>
@@ -150,16 +145,16 @@ interface WebhooksViewProps {
   cursor?: string | undefined;
   form?: CreateFormValues;
   errors?: readonly FormError[];
-  created?: CreatedWebhook;
-  notice?: string | null;
 }
 
-function WebhooksView({ page, list, outcomes, cursor, form = EMPTY_FORM, errors: formErrors = [], created, notice }: WebhooksViewProps) {
+function WebhooksView({ page, list, outcomes, cursor, form = EMPTY_FORM, errors: formErrors = [] }: WebhooksViewProps) {
+  const secret = flashSecret(page.flash, 'webhook_secret');
+  const created = secret ? { id: secret.id, url: secret.label ?? '', secret: secret.value } : null;
   // Hiding what a role cannot use; the services refuse it anyway.
   const canCreate = can(page.actor, 'webhooks', 'create');
   const canDelete = can(page.actor, 'webhooks', 'delete');
   return (
-    <Layout title="Webhooks" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={formErrors} notice={notice}>
+    <Layout title="Webhooks" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={formErrors}>
       {created ? <NewSubscription created={created} /> : null}
       <p>
         Each subscription receives the events it lists, signed with its secret. Delivered (24 h) is the share of delivery attempts in the last
@@ -224,10 +219,9 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
 
   app.get('/webhooks', { schema: pageSchema(ListQuery) }, async (request, reply) => {
     const page = pageContext(request);
-    const { cursor, done } = request.query;
-    const notice = done ? (NOTICES[done] ?? null) : null;
+    const { cursor } = request.query;
     try {
-      return sendPage(reply, <WebhooksView page={page} cursor={cursor} notice={notice} {...await listing(page, cursor)} />);
+      return sendPage(reply, <WebhooksView page={page} cursor={cursor} {...await listing(page, cursor)} />);
     } catch (error) {
       // A stale or hand-edited cursor: the first page, with a sentence a person can act on.
       pageRefusal(reply, error, [400]);
@@ -236,7 +230,7 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     }
   });
 
-  // The answer to this POST is the only place the secret ever appears: a page, not a redirect.
+  // The secret reaches the list once, through the session's one-time slot: a reload never shows it again.
   app.post('/webhooks', { schema: { hide: true, body: CreateForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     // A role without the form gets the error page whatever the form holds, as the API answers 403 before 400.
@@ -252,7 +246,10 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
       const err = pageRefusal(reply, error, [400]);
       return sendPage(reply, <WebhooksView page={page} form={form} errors={createErrors(err)} {...await listing(page)} />, err.status);
     }
-    return sendPage(reply, <WebhooksView page={page} created={created} notice="Subscription created." {...await listing(page)} />);
+    return seeOther(reply, HERE, {
+      notice: `Subscription to ${created.url} created.`,
+      secret: { kind: 'webhook_secret', id: created.id, label: created.url, value: created.secret },
+    });
   });
 
   app.get('/webhooks/:id/delete', { schema: { ...pageSchema(), params: WebhookParams } }, async (request, reply) => {
@@ -275,7 +272,10 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   // The service decides: 403 for a role that may not delete, 404 for an id not of this organisation.
   app.post('/webhooks/:id/delete', { schema: { hide: true, params: WebhookParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    await webhooks.remove(page.actor, pathId(request.params.id, 'webhook'));
-    return seeOther(reply, `${HERE}?done=deleted`);
+    const id = pathId(request.params.id, 'webhook');
+    authorize(page.actor, 'webhooks', 'delete');
+    const webhook = await webhooks.get(page.actor, id);
+    await webhooks.remove(page.actor, id);
+    return seeOther(reply, HERE, { notice: `Subscription to ${webhook.url} deleted. Its deliveries that had not gone out yet were cancelled.` });
   });
 };

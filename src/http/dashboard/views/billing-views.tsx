@@ -31,14 +31,13 @@ export interface BillingViewProps {
   /** Stripe is configured and this organisation is billed through it: offer Stripe's customer portal. */
   portal: boolean;
   errors?: readonly FormError[];
-  notice?: string | null;
 }
 
 /** DASHBOARD 3 and 10: the plan, its state in words and dates; the owner's controls for the state it is in. */
-export function BillingView({ page, organization: org, mayChange, portal, errors, notice }: BillingViewProps) {
+export function BillingView({ page, organization: org, mayChange, portal, errors }: BillingViewProps) {
   const { csrf } = page;
   return (
-    <Layout title="Billing" viewer={page.viewer} csrf={csrf} current={BILLING} errors={errors} notice={notice}>
+    <Layout title="Billing" viewer={page.viewer} csrf={csrf} current={BILLING} errors={errors}>
       <dl class="facts">
         <div>
           <dt>Plan</dt>

@@ -1,4 +1,7 @@
 import type { ComponentChildren } from 'preact';
+import { useContext } from 'preact/hooks';
+import { formatDay, formatUtc, relativeTime } from '../../../lib/time.js';
+import { FormOrigin } from '../render.js';
 
 /** A problem to show: at the top of the page (role="alert") and, when it names a field, beside that field. */
 export interface FormError {
@@ -36,8 +39,15 @@ export function Notice({ children }: { children?: ComponentChildren }) {
   );
 }
 
+/** The form's CSRF token, and the page it is on (where a refusal brings the reader back to). */
 export function CsrfField({ token }: { token: string }) {
-  return <input type="hidden" name="_csrf" value={token} />;
+  const from = useContext(FormOrigin);
+  return (
+    <>
+      <input type="hidden" name="_csrf" value={token} />
+      {from ? <input type="hidden" name="_from" value={from} /> : null}
+    </>
+  );
 }
 
 /** The ids a field's description and error are known by, for `aria-describedby`. */
@@ -154,6 +164,9 @@ export function ActionForm({
   label,
   hidden,
   danger,
+  secondary,
+  ariaLabel,
+  disabled,
   children,
 }: {
   action: string;
@@ -161,6 +174,11 @@ export function ActionForm({
   label: string;
   hidden?: Record<string, string>;
   danger?: boolean;
+  secondary?: boolean;
+  /** A fuller name where the label alone is ambiguous in a table ("Move up": which step). */
+  ariaLabel?: string;
+  /** Shown but not usable now; the page says why beside it. */
+  disabled?: boolean;
   children?: ComponentChildren;
 }) {
   return (
@@ -170,19 +188,36 @@ export function ActionForm({
         <input type="hidden" name={name} value={value} />
       ))}
       {children}
-      <button type="submit" class={danger ? 'button danger' : 'button'}>
+      <button type="submit" class={danger ? 'button danger' : secondary ? 'button secondary' : 'button'} aria-label={ariaLabel} disabled={disabled}>
         {label}
       </button>
     </form>
   );
 }
 
-export function Table({ caption, headers, children, empty }: { caption: string; headers: readonly string[]; children?: ComponentChildren; empty?: string }) {
+/**
+ * A create form behind its "New …" summary, so the list it adds to comes first; open when its form was
+ * refused (the errors are inside). A native `<details>`: keyboard and screen readers know it, no script.
+ */
+export function Disclosure({ summary, open, children }: { summary: string; open?: boolean; children?: ComponentChildren }) {
+  return (
+    <details class="disclosure panel" open={open}>
+      <summary>{summary}</summary>
+      {children}
+    </details>
+  );
+}
+
+/**
+ * A table named by its caption (the contract's name). `captionHidden` where the caption would only repeat
+ * the page's heading: still the table's accessible name, not a second heading on screen.
+ */
+export function Table({ caption, headers, children, empty, captionHidden }: { caption: string; headers: readonly string[]; children?: ComponentChildren; empty?: string; captionHidden?: boolean }) {
   const rows = Array.isArray(children) ? children.length : children ? 1 : 0;
   return (
     <div class="table-wrap">
       <table>
-        <caption>{caption}</caption>
+        <caption class={captionHidden ? 'visually-hidden' : undefined}>{caption}</caption>
         <thead>
           <tr>
             {headers.map((h) => (
@@ -206,10 +241,26 @@ export function Table({ caption, headers, children, empty }: { caption: string; 
   );
 }
 
-/** A time as the reader's eye wants it (UTC, minutes), with the exact ISO value for machines. */
-export function Time({ iso }: { iso: string | null | undefined }) {
-  if (!iso) return <span class="muted">never</span>;
-  return <time dateTime={iso}>{iso.slice(0, 16).replace('T', ' ')} UTC</time>;
+/**
+ * Every time a person reads (DASHBOARD 1): "25 Nov 2026, 13:44 UTC" (to the second where attempts are
+ * seconds apart), "3 minutes ago" within a day with the exact time in its title, the ISO value for machines.
+ */
+export function Time({ iso, seconds, absolute, never = 'never' }: { iso: string | null | undefined; seconds?: boolean; absolute?: boolean; never?: string }) {
+  if (!iso) return <span class="muted">{never}</span>;
+  const ms = Date.parse(iso);
+  const exact = formatUtc(ms, { seconds: true });
+  // A table of hours (a chart's data) reads best as times; "3 hours ago" suits a single event.
+  const relative = absolute ? null : relativeTime(ms, Date.now());
+  return (
+    <time dateTime={iso} title={exact}>
+      {relative ?? formatUtc(ms, { seconds })}
+    </time>
+  );
+}
+
+/** A calendar day ("25 Nov 2026"): due dates, deletion dates. */
+export function Day({ iso }: { iso: string }) {
+  return <time dateTime={iso}>{formatDay(Date.parse(iso))}</time>;
 }
 
 /** A labelled multi-line text field. */

@@ -37,7 +37,7 @@ export function DeliveryHealthChart({ id, health }: { id: string; health: Delive
           {health.hours.map((h) => (
             <tr>
               <td>
-                <Time iso={h.hour} />
+                <Time iso={h.hour} absolute />
               </td>
               <td>{formatCount(h.delivered)}</td>
               <td>{formatCount(h.failed)}</td>

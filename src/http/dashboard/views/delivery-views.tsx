@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { countOf } from '../../../lib/text.js';
 import { RESPONSE_BODY_LIMIT } from '../../../delivery/sender.js';
 import { can } from '../../../services/actor.js';
 import type { Delivery, DeliveryAttempt, DeliveryDetail, HistoryState } from '../../../services/deliveries-service.js';
@@ -20,8 +21,15 @@ export const STATE_WORDS: Record<HistoryState, string> = {
 
 /** A time to the second: retries and attempts are seconds apart, so minutes would hide their order. */
 export function ExactTime({ iso }: { iso: string | null | undefined }) {
-  if (!iso) return <span class="muted">never</span>;
-  return <time dateTime={iso}>{`${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`}</time>;
+  return <Time iso={iso} seconds />;
+}
+
+/** The notice after "Send test event": how the endpoint answered the one attempt. */
+export function testNotice(delivery: DeliveryDetail): string {
+  const attempt = delivery.attempt_history[delivery.attempt_history.length - 1];
+  if (!attempt) return 'Test event sent; its attempt has not finished yet. This page shows it when it has.';
+  if (attempt.outcome === 'success') return `Test event delivered: the endpoint answered ${attempt.response_status ?? ''} in ${attempt.duration_ms} ms.`;
+  return `Test event failed: ${attempt.error ?? 'the endpoint did not answer with a 2xx status'}. It is not retried.`;
 }
 
 /** "Delivered", or "Retrying — next attempt <time>" while a retry waits. */
@@ -120,10 +128,8 @@ export function DeliveriesTable({ items, filtered }: { items: readonly Delivery[
   );
 }
 
-const plural = (n: number, one: string, many: string) => `${formatCount(n)} ${n === 1 ? one : many}`;
-
 /** "2 deliveries will be sent again" (the confirmation's count, and the button's number). */
-export const deliveriesCount = (n: number) => plural(n, 'delivery', 'deliveries');
+export const deliveriesCount = (n: number) => countOf(n, 'delivery', 'deliveries');
 
 /** A bulk replay's progress in words: "Running: 120 of 300 sent again", "Done: 300 sent again, 290 delivered, …". */
 export function jobProgress(job: ReplayJob): string {

@@ -34,9 +34,8 @@ export function ErrorPage({ status, message, viewer, csrf }: { status: number; m
  * subscription (an invitee, not yet a member, is only told).
  */
 export function ReadOnlyPage({ message, viewer, csrf }: { message: string; viewer?: Viewer | null; csrf?: string }) {
-  const sentence = `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
   return (
-    <Layout title="This workspace is read-only" viewer={viewer ?? null} csrf={csrf} errors={[{ field: null, message: sentence }]}>
+    <Layout title="This workspace is read-only" viewer={viewer ?? null} csrf={csrf} errors={[{ field: null, message }]}>
       <p class="lead">Nothing was changed.</p>
       {viewer ? (
         <>

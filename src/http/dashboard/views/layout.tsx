@@ -1,16 +1,21 @@
 import type { ComponentChildren } from 'preact';
 import type { Role } from '../../../db/schema.js';
 import type { Workspace } from '../../../services/workspace.js';
-import { CsrfField, ErrorSummary, Notice, type FormError } from './components.js';
+import type { Flash } from '../flash.js';
+import type { Progress } from '../progress.js';
+import { CsrfField, Day, ErrorSummary, Notice, type FormError } from './components.js';
 
 /** What every signed-in page knows about who is looking. */
 export interface Viewer {
+  userId: string;
   name: string | null;
   email: string;
   role: Role;
   organizationName: string;
   /** The organisation's lifecycle state as read with the session, for the read-only banner. */
   workspace: Workspace;
+  /** What the session's one-time slot held for this page view: shown once by the layout. */
+  flash?: Flash | null;
 }
 
 export interface NavItem {
@@ -22,11 +27,9 @@ export interface NavItem {
 
 const ADMINS: readonly Role[] = ['owner', 'admin'];
 
-/**
- * The navigation of DASHBOARD 1, in its order. A page appears here once it is built; the rest of the
- * section's links (My tasks, Export, Billing) arrive with their pages.
- */
+/** The navigation of DASHBOARD 1, in its order, after the overview the brand also links to. */
 export const NAV: readonly NavItem[] = [
+  { href: '/dashboard', label: 'Overview' },
   { href: '/dashboard/projects', label: 'Projects' },
   { href: '/dashboard/tasks', label: 'My tasks' },
   { href: '/dashboard/members', label: 'Members' },
@@ -47,6 +50,8 @@ export interface LayoutProps {
   current?: string;
   errors?: readonly FormError[] | undefined;
   notice?: string | null | undefined;
+  /** Work in progress the page follows: polled by the script, refreshed without it. */
+  progress?: Progress | null | undefined;
   children?: ComponentChildren;
 }
 
@@ -76,7 +81,7 @@ function Nav({ viewer, csrf, current }: { viewer: Viewer; csrf: string; current?
  * DASHBOARD 10: every page of a cancelled workspace says so, with the (UTC) day its data is deleted. It
  * sits in the header landmark and is a status region, so it is found and announced without a search.
  */
-export function ReadOnlyBanner({ workspace }: { workspace: Workspace }) {
+export function ReadOnlyBanner({ workspace, role }: { workspace: Workspace; role: Role }) {
   if (workspace.state === 'active') return null;
   if (workspace.deletionAt === null) {
     return (
@@ -85,16 +90,22 @@ export function ReadOnlyBanner({ workspace }: { workspace: Workspace }) {
       </p>
     );
   }
-  const iso = new Date(workspace.deletionAt).toISOString();
   return (
     <p class="read-only-banner" role="status">
-      This workspace is read-only. It will be deleted on <time dateTime={iso}>{iso.slice(0, 10)}</time>.
+      This workspace is read-only. It will be deleted on <Day iso={new Date(workspace.deletionAt).toISOString()} />.{' '}
+      {role === 'owner' ? (
+        <a href="/dashboard/billing">Resume subscription</a>
+      ) : (
+        <>
+          An owner can resume it on the <a href="/dashboard/billing">Billing</a> page.
+        </>
+      )}
     </p>
   );
 }
 
 /** Every dashboard page: landmarks, a skip link, the navigation, errors first. No inline script or style. */
-export function Layout({ title, viewer, csrf, current, errors, notice, children }: LayoutProps) {
+export function Layout({ title, viewer, csrf, current, errors, notice, progress, children }: LayoutProps) {
   const fullTitle = viewer ? `${title} · ${viewer.organizationName} · Workspace` : `${title} · Workspace`;
   return (
     <html lang="en">
@@ -103,8 +114,14 @@ export function Layout({ title, viewer, csrf, current, errors, notice, children 
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex" />
         <title>{fullTitle}</title>
+        <link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
         <script src="/dashboard/assets/dashboard.js" defer></script>
+        {progress ? (
+          <noscript>
+            <meta http-equiv="refresh" content="15" />
+          </noscript>
+        ) : null}
       </head>
       <body class={viewer ? 'app' : 'auth'}>
         <a class="skip-link" href="#main">
@@ -119,13 +136,19 @@ export function Layout({ title, viewer, csrf, current, errors, notice, children 
               <span>{viewer.name ?? viewer.email}</span> <span class="muted">· {viewer.organizationName} · {viewer.role}</span>
             </p>
           ) : null}
-          {viewer ? <ReadOnlyBanner workspace={viewer.workspace} /> : null}
+          {viewer ? <ReadOnlyBanner workspace={viewer.workspace} role={viewer.role} /> : null}
         </header>
         {viewer && csrf ? <Nav viewer={viewer} csrf={csrf} current={current} /> : null}
         <main id="main" tabindex={-1}>
           <h1>{title}</h1>
-          <ErrorSummary errors={errors} />
+          <ErrorSummary errors={viewer?.flash?.problem ? [{ field: null, message: viewer.flash.problem }, ...(errors ?? [])] : errors} />
+          <Notice>{viewer?.flash?.notice}</Notice>
           <Notice>{notice}</Notice>
+          {progress ? (
+            <p class="progress-note" data-progress-url={progress.url} data-progress-version={progress.version}>
+              <span class="progress-live">This page updates by itself while the work goes on.</span>
+            </p>
+          ) : null}
           {children}
         </main>
       </body>

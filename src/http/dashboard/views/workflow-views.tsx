@@ -22,24 +22,6 @@ export const projectHref = (projectId: string) => `/dashboard/projects/${encodeU
 export const workflowHref = (projectId: string, workflowId: string) => `${projectHref(projectId)}/workflows/${encodeURIComponent(workflowId)}`;
 export const runHref = (runId: string) => `/dashboard/runs/${encodeURIComponent(runId)}`;
 
-/**
- * `?done=` codes the task actions (Mark done / Approve / Reject) add to the page they return to, and the
- * fixed sentences they stand for: the query text itself is never shown. Any page a `TaskActions` sits on
- * shows these (My tasks, a run, a project).
- */
-export const TASK_NOTICES: Record<string, string> = {
-  task_done: 'Task marked done.',
-  approved: 'Approved.',
-  rejected: 'Rejected.',
-};
-
-/** `path` with `done=code` set (replacing one already there), keeping its other parameters and fragment. */
-export function withDone(path: string, code: string): string {
-  const url = new URL(path, 'http://dashboard.invalid');
-  url.searchParams.set('done', code);
-  return `${url.pathname}${url.search}${url.hash}`;
-}
-
 /** A service's refusal as a sentence on the page: its messages start in lower case, as API error messages do. */
 export function sentence(message: string): string {
   const text = message.charAt(0).toUpperCase() + message.slice(1);
