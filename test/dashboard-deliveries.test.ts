@@ -2,14 +2,14 @@ import type { Insertable } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../src/db/schema.js';
 import { newId } from '../src/lib/ids.js';
-import { toIso } from '../src/lib/time.js';
+import { formatUtc, toIso } from '../src/lib/time.js';
 import { cliActor } from '../src/services/actor.js';
 import { HISTORY_SCAN_LIMIT } from '../src/services/deliveries-service.js';
 import { EVENT_TYPES, type EventType } from '../src/services/events.js';
 import type { ReplayJob } from '../src/services/replay-jobs-service.js';
 import { jobProgress, responseInWords } from '../src/http/dashboard/views/delivery-views.js';
 import { durationInWords } from '../src/lib/time.js';
-import { DashboardClient, tableRows, textOf, type PageResponse } from './helpers/dashboard.js';
+import { DashboardClient, noticeOf, tableRows, textOf, type PageResponse } from './helpers/dashboard.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from './helpers/https-receiver.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
@@ -55,6 +55,13 @@ function linkHref(html: string, text: string): string | null {
 function preText(html: string, labelledBy: string): string {
   const match = new RegExp(`<pre class="payload" tabindex="0" aria-labelledby="${labelledBy}">([\\s\\S]*?)</pre>`).exec(html);
   if (!match) throw new Error(`no <pre> labelled by ${labelledBy}`);
+  return match[1]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+}
+
+/** The exact bytes under "Raw payload", the renderer's escaping undone. */
+function rawPayload(html: string): string {
+  const match = /<pre class="payload" tabindex="0" aria-label="Raw payload">([\s\S]*?)<\/pre>/.exec(html);
+  if (!match) throw new Error('no raw payload');
   return match[1]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
 }
 
@@ -365,8 +372,8 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
     expect(res.status).toBe(200);
     const rows = deliveryRows(res.text);
     expect(rows.map((r) => r.eventId)).toEqual([replayed, cancelled, pending, retrying, failed, delivered].map((d) => d.eventId));
-    expect(rows.map((r) => r.status)).toEqual(['Delivered', 'Cancelled', 'Pending', 'Retrying — next attempt 2026-11-22 14:05:00 UTC', 'Failed', 'Delivered']);
-    expect(res.text).toContain('Retrying — next attempt <time datetime="2026-11-22T14:05:00.000Z">2026-11-22 14:05:00 UTC</time>');
+    expect(rows.map((r) => r.status)).toEqual(['Delivered', 'Cancelled', 'Pending', 'Retrying — next attempt 22 Nov 2026, 14:05:00 UTC', 'Failed', 'Delivered']);
+    expect(res.text).toContain('Retrying — next attempt <time datetime="2026-11-22T14:05:00.000Z" title="22 Nov 2026, 14:05:00 UTC">22 Nov 2026, 14:05:00 UTC</time>');
     expect(rows.map((r) => r.event)).toEqual(['project.deleted', 'workflow.failed', 'workflow.completed', 'task.assigned', 'project.updated', 'project.created']);
     expect(rows.map((r) => r.attempts)).toEqual(['2', '0', '0', '1', '2', '1']);
     expect(rows.map((r) => r.response)).toEqual([
@@ -377,7 +384,7 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
       'Connection refused ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9',
       '200 OK',
     ]);
-    expect(rows[0]!.lastAttempt).toBe(`${toIso(t + 7 * MINUTE_MS).slice(0, 16).replace('T', ' ')} UTC`);
+    expect(rows[0]!.lastAttempt).toBe(`${formatUtc(t + 7 * MINUTE_MS)}`);
     expect(rows[1]!.lastAttempt).toBe('never');
     expect(rows.map((r) => r.replayed)).toEqual(['Replayed', '', '', '', '', '']);
     expect(rows.map((r) => r.href)).toEqual([replayed, cancelled, pending, retrying, failed, delivered].map((d) => deliveryPage(hook, d.id)));
@@ -549,8 +556,8 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
     expect(deliveryRows(first.text).map((r) => r.eventId)).toEqual([`evt_big${String(total - 1).padStart(8, '0')}`]);
     // The scan stopped at the 5,000th newest delivery.
     const stop = toIso(base + (total - HISTORY_SCAN_LIMIT) * 1000);
-    expect(textOf(first.text)).toContain(`Searched 5,000 deliveries back to ${stop.slice(0, 10)} ${stop.slice(11, 19)} UTC : no more match there. Older continues the search.`);
-    expect(first.text).toContain(`<time datetime="${stop}">`);
+    expect(textOf(first.text)).toContain(`Searched 5,000 deliveries back to ${formatUtc(Date.parse(stop), { seconds: true })} : no more match there. Older continues the search.`);
+    expect(first.text).toContain(`<time datetime="${stop}" title=`);
     const older = linkHref(first.text, 'Older')!;
     expect(older).toContain('event=task.assigned&cursor=');
 
@@ -562,7 +569,7 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
     // Searching up from there, the scan ends before it reaches the newest match: nothing on this page, and it says so.
     const up = await browser.get(linkHref(second.text, 'Newer')!);
     expect(deliveryRows(up.text)).toEqual([]);
-    expect(textOf(up.text)).toMatch(/Searched 5,000 deliveries as far as [0-9-]+ [0-9:]+ UTC : none match there\. Older and Newer continue the search\./);
+    expect(textOf(up.text)).toMatch(/Searched 5,000 deliveries as far as \d+ [A-Z][a-z]{2} \d{4}, [0-9:]+ UTC : none match there\. Older and Newer continue the search\./);
     const further = await browser.get(linkHref(up.text, 'Newer')!);
     expect(deliveryRows(further.text).map((r) => r.eventId)).toEqual([`evt_big${String(total - 1).padStart(8, '0')}`]);
 
@@ -598,7 +605,7 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
     const res = await (await browserFor(viewer.userId)).get(pageOf(hook));
     const hours = tableRows(res.text, 'Deliveries per hour');
     expect(hours).toHaveLength(24);
-    const label = (ms: number) => `${toIso(ms).slice(0, 16).replace('T', ' ')} UTC`;
+    const label = (ms: number) => formatUtc(ms);
     expect(hours).toContain(`${label(oneHourAgo)} 2 1 3`);
     expect(hours).toContain(`${label(threeHoursAgo)} 0 1 1`);
     expect(hours.filter((h) => !h.endsWith(' 0 0 0'))).toHaveLength(2);
@@ -624,12 +631,18 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
     expect(res.status).toBe(200);
     expect(res.text).toContain('<title>Delivery of project.created · Hooks &amp; Co · Workspace</title>');
     const text = textOf(res.text);
-    for (const fact of ['Status Failed', 'Event project.created', `Event ID ${d.eventId}`, `Delivery ID ${d.id}`, `Created ${toIso(t).slice(0, 10)} ${toIso(t).slice(11, 19)} UTC`, 'Attempts 3', 'Last response 502 Bad Gateway']) {
+    for (const fact of ['Status Failed', 'Event project.created', `Event ID ${d.eventId}`, `Delivery ID ${d.id}`, `Created ${formatUtc(t, { seconds: true })}`, 'Attempts 3', 'Last response 502 Bad Gateway']) {
       expect(text).toContain(fact);
     }
     expect(linkHref(res.text, 'Back to the subscription')).toBe(pageOf(hook));
-    // The payload byte for byte, as text: nothing in it becomes markup.
-    expect(preText(res.text, 'payload-title')).toBe(payload);
+    // The payload pretty-printed first, byte for byte under "Raw payload", as text: nothing in it becomes markup.
+    expect(preText(res.text, 'payload-title')).toBe(JSON.stringify(JSON.parse(payload), null, 2));
+    expect(res.text).toContain('<summary>Raw payload</summary>');
+    expect(rawPayload(res.text)).toBe(payload);
+    // Newest attempt first and open; the older ones collapsed.
+    expect(res.text.indexOf('id="attempt-3"')).toBeLessThan(res.text.indexOf('id="attempt-1"'));
+    expect(attemptSection(res.text, 3)).not.toContain('<details>');
+    expect(attemptSection(res.text, 1)).toContain('<details>');
     expect(res.text).not.toContain('<script>alert(2)</script>');
     expect(res.text).not.toContain('<b>Bold</b>');
 
@@ -637,7 +650,7 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
     expect(first).toContain('<h3 id="attempt-1">Attempt 1</h3>');
     expect(textOf(first)).toContain('Trigger Automatic');
     expect(textOf(first)).toContain('Outcome Failed');
-    expect(textOf(first)).toContain(`Started ${toIso(t + 1000).slice(0, 10)} ${toIso(t + 1000).slice(11, 19)} UTC`);
+    expect(textOf(first)).toContain(`Started ${formatUtc(t + 1000, { seconds: true })}`);
     expect(textOf(first)).toContain('Duration 1,234 ms');
     expect(textOf(first)).toContain('Response status 503 Service Unavailable');
     expect(textOf(first)).toContain('Error HTTP 503');
@@ -696,7 +709,8 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
       expect(page.text).toContain('<button type="submit" class="button">Replay delivery</button>');
       const res = await browser.post(`${deliveryPage(hook, d.id)}/replay`);
       expect(res.status).toBe(303);
-      expect(res.location).toBe(`${deliveryPage(hook, d.id)}?done=replayed`);
+      expect(res.location).toBe(deliveryPage(hook, d.id));
+      expect(noticeOf((await browser.follow(res)).text)).toBe('Replay queued: it is sent again now.');
 
       const row = await db().selectFrom('deliveries').selectAll().where('id', '=', d.id).executeTakeFirstOrThrow();
       expect(row).toMatchObject({ status: 'pending', replay_requested_at: clock.now(), next_attempt_at: clock.now() });
@@ -704,7 +718,7 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
       expect(audit).toMatchObject({ action: 'delivery.replayed', target_type: 'delivery', target_id: d.id, actor_id: userId, source: 'dashboard', session_id: browser.sessionId });
 
       const after = await browser.get(res.location!);
-      expect(after.text).toContain('<div class="notice" role="status">Replay queued: it is sent again now.</div>');
+      expect(noticeOf(after.text)).toBe('');
       expect(textOf(after.text)).toContain('Status Pending');
       expect(textOf(after.text)).toContain('A replay is queued: it is sent again now.');
       expect(after.text).not.toContain('>Replay delivery</button>');
@@ -827,19 +841,23 @@ describe.each(testDialects())('dashboard: delivery history and replay (%s)', (di
     await browser.get(`${form}?since=${localValue(since)}`);
     const started = await browser.post(form, { since: toIso(since) });
     expect(started.status).toBe(303);
-    const jobId = /\?job=(rpl_[a-z0-9]+)$/.exec(started.location ?? '')?.[1];
-    expect(started.location).toBe(`${pageOf(hook)}?job=${jobId}`);
-    const job = await db().selectFrom('replay_jobs').selectAll().where('id', '=', jobId!).executeTakeFirstOrThrow();
+    expect(started.location).toBe(pageOf(hook));
+    const job = await db().selectFrom('replay_jobs').selectAll().where('webhook_id', '=', hook).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
+    const jobId = job.id;
     expect(job).toMatchObject({ org_id: org.id, webhook_id: hook, since, total: 3, status: 'running', queued: 0 });
     const audit = await db().selectFrom('audit_log').selectAll().where('org_id', '=', org.id).orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow();
     expect(audit).toMatchObject({ action: 'delivery.replayed', target_type: 'webhook', target_id: hook, actor_id: admin.userId, source: 'dashboard' });
     expect(JSON.parse(audit.changes!)).toMatchObject({ replayed: { old: null, new: 3 }, job: { old: null, new: jobId } });
 
-    const landing = await browser.get(started.location!);
-    expect(landing.text).toContain('<div class="notice" role="status">Bulk replay started: 3 deliveries to send again. Its progress is shown under Bulk replays.</div>');
+    const landing = await browser.follow(started);
+    expect(noticeOf(landing.text)).toBe('Bulk replay started: 3 deliveries to send again. Its progress is shown under Bulk replays.');
+    // The page follows the job by itself while it runs (a fragment the script polls).
+    expect(landing.text).toContain(`data-progress-url="${pageOf(hook)}/replays/progress"`);
+    const fragment = await browser.get(`${pageOf(hook)}/replays/progress`);
+    expect(JSON.parse(fragment.text)).toMatchObject({ active: true });
     const progress = () => browser.get(pageOf(hook)).then((p) => tableRows(p.text, 'Latest bulk replays'));
     const adminEmail = (await env.container.store.repos.users.findById(org.id, admin.userId))!.email;
-    expect(await progress()).toEqual([`${localValue(clock.now()).replace('T', ' ')} UTC ${adminEmail} ${localValue(since).replace('T', ' ')} UTC Running: 0 of 3 sent again, 0 delivered, 0 failed`]);
+    expect(await progress()).toEqual([`${formatUtc(clock.now())} ${adminEmail} ${formatUtc(since)} Running: 0 of 3 sent again, 0 delivered, 0 failed`]);
 
     // One of them is replayed on its own meanwhile: the job skips it.
     await browser.get(deliveryPage(hook, a.id));
@@ -889,7 +907,7 @@ describe.each(testDialects())('dashboard: deliveries made by the worker (%s)', (
     });
     expect(failed).toMatchObject({ status: 'Failed', event: 'project.created', attempts: '2', response: '503 Service Unavailable', replayed: '' });
     const page = await browser.get(failed.href);
-    expect(preText(page.text, 'payload-title')).toBe(receiver.at('/flaky')[0]!.body.toString('utf8'));
+    expect(rawPayload(page.text)).toBe(receiver.at('/flaky')[0]!.body.toString('utf8'));
     for (const n of [1, 2]) {
       const section = attemptSection(page.text, n);
       expect(textOf(section)).toContain('Trigger Automatic');

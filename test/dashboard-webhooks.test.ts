@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../src/services/actor.js';
 import { EVENT_TYPES } from '../src/services/events.js';
 import { recordAttempt } from './helpers/attempts.js';
-import { DashboardClient, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
+import { DashboardClient, noticeOf, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
@@ -82,8 +82,10 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
 
   /** A successful create: the page's secret and the subscription it belongs to. */
   async function createHook(browser: DashboardClient, fields: FormFields): Promise<{ secret: string; id: string; res: PageResponse }> {
-    const res = await create(browser, fields);
-    expect(res.status, alertText(res.text) || textOf(res.text)).toBe(200);
+    const posted = await create(browser, fields);
+    expect(posted.status, alertText(posted.text) || textOf(posted.text)).toBe(303);
+    expect(posted.location).toBe('/dashboard/webhooks');
+    const res = await browser.follow(posted);
     const secret = newSecretOf(res.text);
     expect(secret).not.toBeNull();
     const id = /<a href="\/dashboard\/webhooks\/(wh_[A-Za-z0-9]+)" class="webhook-url">/.exec(res.text)?.[1];
@@ -151,10 +153,10 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       expect(res.status).toBe(200);
       const rows = tableRows(res.text, 'Webhook subscriptions');
       expect(rows).toHaveLength(4);
-      expect(rows[0]).toMatch(/^https:\/\/hooks\.example\.com\/huge Active project\.created 2026-11-22 09:30 UTC 99\.9% \(1,998 of 2,000\) Delete$/);
-      expect(rows[1]).toBe('https://hooks.example.com/mixed Active project.created 2026-11-22 09:30 UTC 66.6% (2 of 3) Delete');
-      expect(rows[2]).toBe(`https://hooks.example.com/busy?a=1&b=2 Active ${EVENT_TYPES.join(', ')} 2026-11-22 09:30 UTC 0% (0 of 1) Delete`);
-      expect(rows[3]).toBe('https://hooks.example.com/quiet Active task.assigned, project.created 2026-11-22 09:30 UTC No attempts Delete');
+      expect(rows[0]).toMatch(/^https:\/\/hooks\.example\.com\/huge Active project\.created 22 Nov 2026, 09:30 UTC 99\.9% \(1,998 of 2,000\) Delete$/);
+      expect(rows[1]).toBe('https://hooks.example.com/mixed Active project.created 22 Nov 2026, 09:30 UTC 66.6% (2 of 3) Delete');
+      expect(rows[2]).toBe(`https://hooks.example.com/busy?a=1&b=2 Active ${EVENT_TYPES.join(', ')} 22 Nov 2026, 09:30 UTC 0% (0 of 1) Delete`);
+      expect(rows[3]).toBe('https://hooks.example.com/quiet Active task.assigned, project.created 22 Nov 2026, 09:30 UTC No attempts Delete');
       for (const id of [quiet, busy, mixed, huge]) {
         expect(res.text).toContain(`<a href="/dashboard/webhooks/${id}">`);
         expect(res.text).toContain(`<a href="/dashboard/webhooks/${id}/delete">Delete</a>`);
@@ -205,34 +207,37 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       expect((await browser.get('/dashboard/webhooks?limit=5')).status).toBe(400);
     });
 
-    it('shows only fixed notices: an unknown done code or any other text is never echoed', async () => {
+    it('takes notices only from the session: text in the address is refused, never echoed', async () => {
       const browser = await browserFor(member.userId);
       const unknown = await browser.get('/dashboard/webhooks?done=%3Cb%3Ehello%3C%2Fb%3E');
-      expect(unknown.status).toBe(200);
+      expect(unknown.status).toBe(400);
       expect(unknown.text).not.toContain('hello');
-      expect(unknown.text).not.toContain('role="status"');
+      expect(unknown.text).not.toContain('class="notice"');
     });
   });
 
   describe('creating a subscription', () => {
-    it('shows a given secret once on the 200 answer (no-store, with a Copy button), stores exactly it, audits without it, fires no event', async () => {
+    it('shows a given secret once after the redirect (no-store, with a Copy button), never on reload, stores exactly it, audits without it, fires no event', async () => {
       const browser = await browserFor(admin.userId);
       const before = await snapshot();
       const given = 'my signing secret ~!"#$%&\'<>';
       const { secret, id, res } = await createHook(browser, { url: 'https://hooks.example.com/given', events: ['task.assigned', 'project.created'], secret: given });
-      expect(res.location).toBeUndefined();
       expect(res.headers['cache-control']).toBe('no-store');
+      const reloaded = await browser.get('/dashboard/webhooks');
+      expect(newSecretOf(reloaded.text)).toBeNull();
+      expect(noticeOf(reloaded.text)).toBe('');
+      expect((await snapshot()).webhooks).toHaveLength(before.webhooks.length + 1);
       expect(secret).toBe(given);
       expect(res.text).toContain('<label for="new-secret">Signing secret</label>');
       expect(res.text).toMatch(/<input id="new-secret" type="text" value="[^"]+" readonly/);
       expect(res.text).toContain('<button type="button" data-copy-target="new-secret" hidden>Copy</button>');
-      expect(res.text).toMatch(/<div class="notice" role="status">Subscription created\.<\/div>/);
+      expect(noticeOf(res.text)).toBe('Subscription to https://hooks.example.com/given created.');
       expect(textOf(res.text)).toContain('Events go to https://hooks.example.com/given');
       // "Signing secret" names one field on this page: the create form is a link away.
       expect(res.text).not.toContain('Signing secret (optional)');
       expect(res.text).toContain('<a href="/dashboard/webhooks">Add another subscription</a>');
       // The table already lists it.
-      expect(tableRows(res.text, 'Webhook subscriptions')[0]).toBe('https://hooks.example.com/given Active task.assigned, project.created 2026-11-22 09:30 UTC No attempts Delete');
+      expect(tableRows(res.text, 'Webhook subscriptions')[0]).toBe('https://hooks.example.com/given Active task.assigned, project.created 22 Nov 2026, 09:30 UTC No attempts Delete');
 
       const stored = await env.container.store.repos.webhooks.findById(org.id, id);
       expect(stored).toMatchObject({ url: 'https://hooks.example.com/given', secret: given });
@@ -385,7 +390,7 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
           const res = await create(browser, fields);
           expect(res.status).toBe(403);
           expect(res.headers['content-type']).toMatch(/^text\/html/);
-          expect(textOf(res.text)).toMatch(/You cannot do that your role \((member|viewer)\) does not allow this action/);
+          expect(textOf(res.text)).toMatch(/You cannot do that [Yy]our role \((member|viewer)\) does not allow this action/);
           expect(res.text).not.toContain('id="new-secret"');
         }
       }
@@ -427,9 +432,9 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
 
       const res = await browser.post(`/dashboard/webhooks/${id}/delete`);
       expect(res.status).toBe(303);
-      expect(res.location).toBe('/dashboard/webhooks?done=deleted');
-      const after = await browser.get(res.location!);
-      expect(after.text).toMatch(/<div class="notice" role="status">Subscription deleted\. Its deliveries that had not gone out yet were cancelled\.<\/div>/);
+      expect(res.location).toBe('/dashboard/webhooks');
+      const after = await browser.follow(res);
+      expect(noticeOf(after.text)).toBe('Subscription to https://127.0.0.1:9/to-delete deleted. Its deliveries that had not gone out yet were cancelled.');
       expect(tableRows(after.text, 'Webhook subscriptions').some((r) => r.includes('/to-delete'))).toBe(false);
       expect(tableRows(after.text, 'Webhook subscriptions').some((r) => r.includes('/keep'))).toBe(true);
 
@@ -470,7 +475,7 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
         await browser.get('/dashboard/webhooks');
         const res = await browser.post(`/dashboard/webhooks/${id}/delete`);
         expect(res.status).toBe(403);
-        expect(textOf(res.text)).toMatch(/your role \((member|viewer)\) does not allow this action/);
+        expect(textOf(res.text)).toMatch(/[Yy]our role \((member|viewer)\) does not allow this action/);
       }
       expect(await snapshot()).toEqual(before);
     });
@@ -564,8 +569,15 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       const bad = await browser.post(`/dashboard/webhooks/${hook}/rotate-secret`, { previous_expires_in: '12' });
       expect(bad.status).toBe(400);
       expect((await db().selectFrom('webhooks').select('secret').where('id', '=', hook).executeTakeFirstOrThrow()).secret).toBe('the-old-secret-0123');
-      const done = await browser.post(`/dashboard/webhooks/${hook}/rotate-secret`, { previous_expires_in: '3600' });
+      const posted = await browser.post(`/dashboard/webhooks/${hook}/rotate-secret`, { previous_expires_in: '3600' });
+      expect(posted.status).toBe(303);
+      expect(posted.location).toBe(`/dashboard/webhooks/${hook}/rotated`);
+      const done = await browser.follow(posted);
       expect(done.status).toBe(200);
+      // Shown once: the same address again goes to the subscription, without the secret, and rotates nothing.
+      const again = await browser.get(posted.location!);
+      expect(again.status).toBe(303);
+      expect(again.location).toBe(`/dashboard/webhooks/${hook}`);
       expect(String(done.headers['cache-control'])).toContain('no-store');
       const secret = done.text.match(/id="new-secret" type="text" value="([^"]+)"/)?.[1];
       expect(secret).toMatch(/^whsec_/);

@@ -4,6 +4,8 @@ import type { Config } from '../../../config.js';
 import { DomainError, errors, type ErrorDetail } from '../../../errors.js';
 import { DAY_MS, durationInWords, systemClock, toIso } from '../../../lib/time.js';
 import { can } from '../../../services/actor.js';
+import { canChange } from '../../../services/workspace.js';
+import { progressFragment, progressVersion } from '../progress.js';
 import { HISTORY_SCAN_LIMIT, HISTORY_STATES, type DeliveryDetail, type HistoryFilterInput, type HistoryResult, type HistoryState } from '../../../services/deliveries-service.js';
 import type { DeliveryHealth } from '../../../services/delivery-stats-service.js';
 import { EVENT_TYPES, type EventType } from '../../../services/events.js';
@@ -16,6 +18,8 @@ import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
 import {
+  deliveryInProgress,
+  deliveryState,
   BulkReplays,
   DeliveriesTable,
   deliveriesCount,
@@ -107,6 +111,10 @@ function listHref(webhookId: string, text: FilterText, cursor?: string | null): 
 const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1);
 
 /** What the endpoint made of a test event, for the delivery page the test form leads to. */
+/** A bulk replay still re-queueing, or whose re-queued deliveries have not all settled. */
+const replayInProgress = (job: ReplayJob) => job.status === 'running' || job.pending > 0;
+const replayState = (job: ReplayJob) => [job.id, job.status, job.queued, job.skipped, job.delivered, job.failed, job.pending];
+
 /** The notice after "Replay N deliveries". */
 function startedNotice(job: Pick<ReplayJob, 'count'>): string {
   if (job.count === 0) return 'Nothing to replay: no failed deliveries since then.';
@@ -133,6 +141,13 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
       const refusal = pageRefusal(reply, error, [400]);
       return sendPage(reply, <SubscriptionView {...view} errors={pageErrors(refusal)} />, 400);
     }
+  });
+
+  progressFragment<{ id: string }>(app, '/webhooks/:id/replays/progress', WebhookParams, async (request) => {
+    const page = pageContext(request);
+    const webhookId = pathId(request.params.id, 'webhook');
+    const jobs = can(page.actor, 'webhooks', 'create') ? await services.replayJobs.listRecent(page.actor, webhookId) : [];
+    return { state: jobs.map(replayState), active: jobs.some(replayInProgress) };
   });
 
   app.get('/webhooks/:id/replay-failed', { schema: { ...pageSchema(ReplayFailedQuery), params: WebhookParams } }, async (request, reply) => {
@@ -173,6 +188,12 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
     return sendPage(reply, <DeliveryView page={page} webhook={webhook} delivery={delivery} notice={null} />);
   });
 
+  progressFragment<{ id: string; dlv: string }>(app, '/webhooks/:id/deliveries/:dlv/progress', DeliveryParams, async (request) => {
+    const page = pageContext(request);
+    const delivery = await services.deliveries.get(page.actor, pathId(request.params.id, 'webhook'), pathId(request.params.dlv, 'delivery'));
+    return { state: deliveryState(delivery), active: deliveryInProgress(delivery) };
+  });
+
   app.post('/webhooks/:id/deliveries/:dlv/replay', { schema: { hide: true, params: DeliveryParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const webhookId = pathId(request.params.id, 'webhook');
@@ -211,12 +232,13 @@ interface SubscriptionViewProps {
 }
 
 function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, list, errors: problems, notice }: SubscriptionViewProps) {
-  const canReplay = can(page.actor, 'webhooks', 'create');
+  const canReplay = canChange(page.actor, 'webhooks', 'create');
   const canDelete = can(page.actor, 'webhooks', 'delete');
-  const canChange = can(page.actor, 'webhooks', 'update');
+  const mayChange = canChange(page.actor, 'webhooks', 'update');
   const filtered = FILTER_FIELDS.some((field) => text[field] !== undefined);
+  const progress = jobs.some(replayInProgress) ? { url: `${subscriptionHref(webhook.id)}/replays/progress`, version: progressVersion(jobs.map(replayState)) } : null;
   return (
-    <Layout title={`Subscription ${webhook.url}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} notice={notice}>
+    <Layout title={`Subscription ${webhook.url}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} notice={notice} progress={progress}>
       <p class="lead">
         Events: {webhook.events.map((e, i) => (
           <>
@@ -228,10 +250,10 @@ function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, l
       <p class="muted">
         <SubscriptionStatus webhook={webhook} /> · Created <Time iso={webhook.created_at} /> · <a href={WEBHOOKS}>All subscriptions</a>
       </p>
-      <HealthNotice page={page} webhook={webhook} canChange={canChange} />
+      <HealthNotice page={page} webhook={webhook} canChange={mayChange} />
       {canReplay || canDelete ? (
         <div class="actions page-actions">
-          {canChange ? (
+          {mayChange ? (
             <>
               <a href={`${subscriptionHref(webhook.id)}/edit`} class="button secondary">
                 Edit subscription

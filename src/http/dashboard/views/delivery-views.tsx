@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import { countOf } from '../../../lib/text.js';
 import { RESPONSE_BODY_LIMIT } from '../../../delivery/sender.js';
-import { can } from '../../../services/actor.js';
+import { canChange } from '../../../services/workspace.js';
+import { progressVersion } from '../progress.js';
 import type { Delivery, DeliveryAttempt, DeliveryDetail, HistoryState } from '../../../services/deliveries-service.js';
 import { MAX_BULK_REPLAY, type ReplayJob } from '../../../services/replay-jobs-service.js';
 import type { Webhook } from '../../../services/webhooks-service.js';
@@ -22,6 +23,15 @@ export const STATE_WORDS: Record<HistoryState, string> = {
 /** A time to the second: retries and attempts are seconds apart, so minutes would hide their order. */
 export function ExactTime({ iso }: { iso: string | null | undefined }) {
   return <Time iso={iso} seconds />;
+}
+
+/** A JSON body indented for reading; anything that is not JSON as it is. */
+export function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
 }
 
 /** The notice after "Send test event": how the endpoint answered the one attempt. */
@@ -187,14 +197,46 @@ function HeadersTable({ caption, headers }: { caption: string; headers: Record<s
  * One attempt of a delivery: its trigger, timing, what was sent and what came back. Bodies are text in a
  * <pre>: the renderer escapes them, so a receiver's HTML is shown, never rendered.
  */
-export function AttemptSection({ attempt }: { attempt: DeliveryAttempt }) {
+/**
+ * "Attempt N": the newest open, older ones collapsed behind a summary line (outcome, response, start), so
+ * a page of three attempts reads at a glance and each still opens in place, without script.
+ */
+export function AttemptSection({ attempt, collapsed = false }: { attempt: DeliveryAttempt; collapsed?: boolean }) {
+  const n = attempt.attempt_number;
+  const id = `attempt-${n}`;
+  const summary = (
+    <>
+      <h3 id={id}>Attempt {n}</h3>{' '}
+      <span class="attempt-summary">
+        {attempt.outcome === 'success' ? 'Succeeded' : 'Failed'} · {attempt.response_status === null ? 'No response' : statusInWords(attempt.response_status)} ·{' '}
+        <ExactTime iso={attempt.started_at} />
+      </span>
+    </>
+  );
+  return (
+    <section class="attempt panel" aria-labelledby={id}>
+      {collapsed ? (
+        <details>
+          <summary>{summary}</summary>
+          <AttemptDetails attempt={attempt} />
+        </details>
+      ) : (
+        <>
+          <div class="attempt-head">{summary}</div>
+          <AttemptDetails attempt={attempt} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function AttemptDetails({ attempt }: { attempt: DeliveryAttempt }) {
   const n = attempt.attempt_number;
   const id = `attempt-${n}`;
   const body = attempt.response_body;
   const size = body === null ? 0 : Buffer.byteLength(body, 'utf8');
   return (
-    <section class="attempt panel" aria-labelledby={id}>
-      <h3 id={id}>Attempt {n}</h3>
+    <>
       <dl class="facts">
         <div>
           <dt>Trigger</dt>
@@ -247,7 +289,7 @@ export function AttemptSection({ attempt }: { attempt: DeliveryAttempt }) {
           </pre>
         </>
       )}
-    </section>
+    </>
   );
 }
 
@@ -279,12 +321,18 @@ export interface DeliveryViewProps {
 }
 
 /** A delivery's page (DASHBOARD 6): its facts, the replay action or why there is none, the payload, every attempt. */
+/** What the delivery page shows that moves while an attempt is due. */
+export const deliveryState = (delivery: Pick<DeliveryDetail, 'status' | 'attempts'>) => [delivery.status, delivery.attempts];
+export const deliveryInProgress = (delivery: Pick<DeliveryDetail, 'status'>) => delivery.status === 'pending' || delivery.status === 'retrying';
+
 export function DeliveryView({ page, webhook, delivery, notice, errors: problems }: DeliveryViewProps) {
-  const canReplay = can(page.actor, 'webhooks', 'create');
+  const canReplay = canChange(page.actor, 'webhooks', 'create');
+  const here = deliveryHref(webhook.id, delivery.id);
+  const progress = deliveryInProgress(delivery) ? { url: `${here}/progress`, version: progressVersion(deliveryState(delivery)) } : null;
   const replayable = delivery.status === 'delivered' || delivery.status === 'failed';
   const last = responseInWords(delivery.last_status_code, delivery.last_error);
   return (
-    <Layout title={`Delivery of ${delivery.event_type}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} notice={notice}>
+    <Layout title={`Delivery of ${delivery.event_type}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} notice={notice} progress={progress}>
       <p>
         <a href={subscriptionHref(webhook.id)}>Back to the subscription</a> <code class="webhook-url">{webhook.url}</code>
       </p>
@@ -343,14 +391,24 @@ export function DeliveryView({ page, webhook, delivery, notice, errors: problems
       ) : null}
       <section aria-labelledby="payload-title">
         <h2 id="payload-title">Payload</h2>
-        <p class="hint">The exact body sent on every attempt.</p>
         <pre class="payload" tabindex={0} aria-labelledby="payload-title">
-          {delivery.payload}
+          {prettyJson(delivery.payload)}
         </pre>
+        <details class="raw-payload">
+          <summary>Raw payload</summary>
+          <p class="hint">The exact bytes sent on every attempt, as the signature covers them.</p>
+          <pre class="payload" tabindex={0} aria-label="Raw payload">
+            {delivery.payload}
+          </pre>
+        </details>
       </section>
       <section aria-labelledby="attempts-title">
         <h2 id="attempts-title">Attempts</h2>
-        {delivery.attempt_history.length === 0 ? <p class="muted">No attempt yet.</p> : delivery.attempt_history.map((attempt) => <AttemptSection attempt={attempt} />)}
+        {delivery.attempt_history.length === 0 ? (
+          <p class="muted">No attempt yet.</p>
+        ) : (
+          [...delivery.attempt_history].reverse().map((attempt, i) => <AttemptSection attempt={attempt} collapsed={i > 0} />)
+        )}
       </section>
     </Layout>
   );
