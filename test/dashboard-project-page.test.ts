@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../src/services/actor.js';
-import { DashboardClient, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
+import { DashboardClient, noticeOf, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
@@ -114,13 +114,13 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     expect(main).toContain('About it');
     expect(page.text).toMatch(/<caption[^>]*>Workflows<\/caption>/);
     expect(page.text).toMatch(/<caption[^>]*>Tasks<\/caption>/);
-    expect(tableRows(page.text, 'Workflows')).toEqual([expect.stringMatching(/^Release 1 1 2026-03-10 09:00 UTC$/)]);
+    expect(tableRows(page.text, 'Workflows')).toEqual([expect.stringMatching(/^Release 1 1 10 Mar 2026, 09:00 UTC$/)]);
     expect(page.text).toContain(`<a href="/dashboard/projects/${projectId}/workflows/${wf.id}">Release</a>`);
 
     const rows = tableRows(page.text, 'Tasks');
     expect(rows).toHaveLength(4);
     expect(rows.find((r) => r.startsWith('Write notes'))).toMatch(/^Write notes Open To-do member \d+ None Release, Step 1$/);
-    expect(rows.find((r) => r.startsWith('Book the room'))).toMatch(/^Book the room Open To-do admin \d+ 2026-12-31 None$/);
+    expect(rows.find((r) => r.startsWith('Book the room'))).toMatch(/^Book the room Open To-do admin \d+ 31 Dec 2026 None$/);
     expect(rows.find((r) => r.startsWith('Nobody yet'))).toBe('Nobody yet Open To-do Unassigned None None');
     expect(rows.find((r) => r.startsWith('Old chore'))).toBe('Old chore Done To-do Removed member None None');
     const fromRun = rowHtml(page.text, 'Tasks', 'Write notes');
@@ -135,7 +135,8 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     clock.advance(60_000);
     const res = await post(browser, projectId, '', { name: 'After', description: '', status: 'draft' });
     expect(res.status).toBe(303);
-    expect(res.location).toBe(`${pageOf(projectId)}?done=saved`);
+    expect(res.location).toBe(pageOf(projectId));
+    expect(noticeOf((await browser.follow(res)).text)).toBe('Project "After" saved.');
 
     const updated = await events('project.updated');
     expect(updated).toHaveLength(before + 1);
@@ -161,7 +162,7 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     });
 
     const page = await browser.get(res.location!);
-    expect(textOf(page.text)).toContain('Project saved.');
+    expect(noticeOf(page.text)).toBe('');
     expect(page.text).toContain('<h1>After</h1>');
 
     // The same values again: nothing changes, no event.
@@ -178,7 +179,7 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     const res = await post(browser, projectId, '', { name: '', description: 'x'.repeat(1001), status: 'bogus' });
     expect(res.status).toBe(400);
     const alert = alertText(res.text);
-    expect(alert).toContain('Name must be at least 1 characters.');
+    expect(alert).toContain('Enter a name.');
     expect(alert).toContain('Description must be at most 1000 characters.');
     expect(alert).toContain('Status must be one of: active, archived, draft');
     expect(res.text).toMatch(/id="name"[^>]*aria-invalid="true"/);
@@ -200,14 +201,24 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     expect(page.text).toContain('Archive project');
     const res = await browser.post(`${pageOf(projectId)}/archive`);
     expect(res.status).toBe(303);
-    expect(res.location).toBe(`${pageOf(projectId)}?done=archived`);
+    expect(res.location).toBe(pageOf(projectId));
     const row = await db().selectFrom('projects').select('status').where('id', '=', projectId).executeTakeFirst();
     expect(row?.status).toBe('archived');
     expect((await events('project.updated')).at(-1)!.data).toMatchObject({ project_id: projectId, status: 'archived', previous: { status: 'active' } });
-    const after = await browser.get(res.location!);
-    expect(textOf(after.text)).toContain('Project archived.');
+    const after = await browser.follow(res);
+    expect(noticeOf(after.text)).toBe('Project "Old news" archived.');
     expect(after.text).not.toContain('Archive project');
     expect(textOf(after.text)).toContain('Status Archived');
+    // Archived: "Unarchive project" instead, and no create form; the services refuse new work all the same.
+    expect(after.text).toContain('>Unarchive project</button>');
+    for (const name of ['Create workflow', 'Create task']) expect(after.text).not.toContain(`>${name}</button>`);
+    const forged = await browser.post(`${pageOf(projectId)}/tasks`, { title: 'Late', assignee_id: '', due_date: '' });
+    expect(forged.status).toBe(409);
+    expect(alertText(forged.text)).toContain('This project is archived; unarchive it before adding workflows, tasks or runs.');
+    expect(await db().selectFrom('tasks').select('id').where('project_id', '=', projectId).execute()).toEqual([]);
+    const unarchived = await browser.post(`${pageOf(projectId)}/unarchive`);
+    expect(noticeOf((await browser.follow(unarchived)).text)).toBe('Project "Old news" unarchived: it takes new workflows, tasks and runs again.');
+    expect((await db().selectFrom('projects').select('status').where('id', '=', projectId).executeTakeFirst())?.status).toBe('active');
   });
 
   it('deletes only after the project name is typed: workflows, runs and tasks go with it', async () => {
@@ -238,8 +249,8 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
 
     const res = await browser.post(`${pageOf(projectId)}/delete`, { confirm_name: 'Doomed' });
     expect(res.status).toBe(303);
-    expect(res.location).toBe('/dashboard/projects?done=deleted');
-    expect(textOf((await browser.get(res.location!)).text)).toContain('Project deleted.');
+    expect(res.location).toBe('/dashboard/projects');
+    expect(noticeOf((await browser.follow(res)).text)).toBe('Project "Doomed" deleted, with its workflows, runs and tasks.');
     const count = async (table: 'projects' | 'workflows' | 'tasks' | 'workflow_runs') =>
       (await db().selectFrom(table).select('id').where(table === 'projects' ? 'id' : 'project_id', '=', projectId).execute()).length;
     expect([await count('projects'), await count('workflows'), await count('tasks'), await count('workflow_runs')]).toEqual([0, 0, 0, 0]);
@@ -317,7 +328,8 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     const before = (await events('task.assigned')).length;
     const res = await browser.post(`${pageOf(projectId)}/tasks`, { title: 'Order pizza', assignee_id: admin.userId, due_date: '2026-04-01' });
     expect(res.status).toBe(303);
-    expect(res.location).toBe(`${pageOf(projectId)}?done=task_created`);
+    expect(res.location).toBe(pageOf(projectId));
+    expect(noticeOf((await browser.follow(res)).text)).toBe('Task "Order pizza" created.');
     const [task] = await db().selectFrom('tasks').selectAll().where('project_id', '=', projectId).execute();
     expect(task).toMatchObject({ title: 'Order pizza', assignee_id: admin.userId, status: 'open', kind: 'todo', due_at: Date.UTC(2026, 3, 1, 23, 59, 59, 999) });
     const assigned = await events('task.assigned');
@@ -334,8 +346,7 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
       due_at: '2026-04-01T23:59:59.999Z',
     });
     const shown = await browser.get(res.location!);
-    expect(textOf(shown.text)).toContain('Task created.');
-    expect(tableRows(shown.text, 'Tasks')[0]).toMatch(/^Order pizza Open To-do admin \d+ 2026-04-01 None/);
+    expect(tableRows(shown.text, 'Tasks')[0]).toMatch(/^Order pizza Open To-do admin \d+ 1 Apr 2026 None/);
 
     // Without an assignee: no event.
     const plain = await browser.post(`${pageOf(projectId)}/tasks`, { title: 'Later', assignee_id: '', due_date: '' });
@@ -373,23 +384,21 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     const before = (await events('task.assigned')).length;
     const res = await post(browser, projectId, assignPath, { assignee_id: member.userId });
     expect(res.status).toBe(303);
-    expect(res.location).toBe(`${pageOf(projectId)}?done=assigned`);
+    expect(res.location).toBe(pageOf(projectId));
     expect((await services().tasks.get(cliActor(org.id), task.id)).assignee_id).toBe(member.userId);
     const assigned = await events('task.assigned');
     expect(assigned).toHaveLength(before + 1);
     expect(assigned.at(-1)!.data).toMatchObject({ task_id: task.id, assignee_id: member.userId, previous_assignee_id: null, assigned_by: member.userId });
 
     // Now the assignee: "Mark done" appears in the row, returning here.
-    const mine = await browser.get(res.location!);
-    expect(textOf(mine.text)).toContain('Assignee saved.');
+    const mine = await browser.follow(res);
+    expect(noticeOf(mine.text)).toBe('Task "Pass it on" assigned to member 3.'.replace('member 3', (await services().users.names(org.id, [member.userId])).get(member.userId)!));
     const myRow = rowHtml(mine.text, 'Tasks', 'Pass it on');
     expect(myRow).toContain(`action="/dashboard/tasks/${task.id}/done"`);
     expect(myRow).toContain(`name="back" value="/dashboard/projects/${projectId}"`);
     expect(myRow).toMatch(new RegExp(`<option value="${member.userId}" selected>`));
 
-    // "Mark done" returns here with its notice (the route is my-tasks.tsx's).
-    const markedDone = await browser.get(`${pageOf(projectId)}?done=task_done`);
-    expect(textOf(markedDone.text)).toContain('Task marked done.');
+    // Text in the address is never a notice.
     expect(textOf((await browser.get(`${pageOf(projectId)}?done=%3Cb%3Ehi`)).text)).not.toContain('<b>hi');
 
     const same = await post(browser, projectId, assignPath, { assignee_id: member.userId });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatUtc } from '../src/lib/time.js';
 import { cliActor } from '../src/services/actor.js';
 import { DashboardClient, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
 import { ManualClock } from './helpers/manual-clock.js';
@@ -8,7 +9,7 @@ const HOUR = 3_600_000;
 const START = Date.UTC(2026, 10, 22, 9, 30);
 
 /** A time as the pages show it: "2026-11-22 09:30 UTC". */
-const minute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+const minute = (ms: number) => formatUtc(ms);
 
 /** The problems listed at the top of the page (role="alert"). */
 function alertText(html: string): string {
@@ -106,7 +107,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
     await browser.get(path);
     const res = await browser.post(`${path}/run`);
     expect(res.status, alertText(res.text)).toBe(303);
-    const runId = /^\/dashboard\/runs\/(run_[A-Za-z0-9]+)\?done=started$/.exec(res.location ?? '')?.[1];
+    const runId = /^\/dashboard\/runs\/(run_[A-Za-z0-9]+)$/.exec(res.location ?? '')?.[1];
     expect(runId, res.location).toBeDefined();
     return runId!;
   }
@@ -121,7 +122,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       expect(textOf(res.text)).toContain('Ship it');
       expect(textOf(res.text)).toContain('version 1');
       const member = await nameOf(assignee.userId);
-      expect(tableRows(res.text, 'Steps')).toEqual([`1 Task Draft notes ${member.name} Due 1 day 12 hours after it starts Remove step`, '2 Wait — — 1 hour 30 minutes Remove step']);
+      expect(tableRows(res.text, 'Steps')).toEqual([`1 Task Draft notes ${member.name} Due 1 day 12 hours after it starts Edit Move down Remove step`, '2 Wait — — 1 hour 30 minutes Edit Move up Remove step']);
       for (const header of ['Step', 'Type', 'Title', 'Assignee', 'Due in / duration', 'Actions']) expect(res.text).toContain(`<th scope="col">${header}</th>`);
       expect(res.text).toContain('<h2 id="add-step-title">Add step</h2>');
       expect(res.text).toContain('<label for="type">Step type</label>');
@@ -147,19 +148,21 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       const browser = await browserFor(assignee.userId);
       const task = await addStep(browser, path, { type: 'task', title: 'Review the draft', assignee_id: assignee.userId, due_in: '2d', duration: '' });
       expect(task.status, alertText(task.text)).toBe(303);
-      expect(task.location).toBe(`${path}?done=step_added`);
+      expect(task.location).toBe(path);
       const approval = await addStep(browser, path, { type: 'approval', title: 'Sign off', assignee_id: admin.userId, due_in: '', duration: '' });
       expect(approval.status, alertText(approval.text)).toBe(303);
       const wait = await addStep(browser, path, { type: 'wait', title: '', assignee_id: '', due_in: '', duration: '3d' });
       expect(wait.status, alertText(wait.text)).toBe(303);
 
-      const page = await browser.get(`${path}?done=step_added`);
-      expect(noticeText(page.text)).toBe('Step added.');
+      // The session holds the latest outcome only, shown once.
+      const page = await browser.get(path);
+      expect(noticeText(page.text)).toBe('Step 3, Wait added.');
+      expect(noticeText((await browser.get(path)).text)).toBe('');
       const [member, approver] = [await nameOf(assignee.userId), await nameOf(admin.userId)];
       expect(tableRows(page.text, 'Steps')).toEqual([
-        `1 Task Review the draft ${member.name} Due 2 days after it starts Remove step`,
-        `2 Approval Sign off ${approver.name} — Remove step`,
-        '3 Wait — — 3 days Remove step',
+        `1 Task Review the draft ${member.name} Due 2 days after it starts Edit Move down Remove step`,
+        `2 Approval Sign off ${approver.name} — Edit Move up Move down Remove step`,
+        '3 Wait — — 3 days Edit Move up Remove step',
       ]);
       expect(textOf(page.text)).toContain('version 4');
       const workflow = await services().workflows.get(cliActor(org.id), workflowId);
@@ -231,10 +234,10 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       await browser.get(path);
       const removed = await browser.post(`${path}/steps/${workflow.steps[0]!.id}/remove`);
       expect(removed.status).toBe(303);
-      expect(removed.location).toBe(`${path}?done=step_removed`);
+      expect(removed.location).toBe(path);
       const page = await browser.get(removed.location!);
-      expect(noticeText(page.text)).toBe('Step removed.');
-      expect(tableRows(page.text, 'Steps')).toEqual(['1 Wait — — 1 hour Remove step']);
+      expect(noticeText(page.text)).toBe('Step 1, Task: First removed.');
+      expect(tableRows(page.text, 'Steps')).toEqual(['1 Wait — — 1 hour Edit Remove step']);
       const run = await services().runs.get(cliActor(org.id), runId);
       expect(run.steps.map((s) => s.title)).toEqual(['First', null]);
       // A step id that is not (or no longer) in the workflow.
@@ -247,7 +250,8 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       await browser.get(path);
       const saved = await browser.post(path, { name: 'Release train', description: '' });
       expect(saved.status).toBe(303);
-      expect(saved.location).toBe(`${path}?done=saved`);
+      expect(saved.location).toBe(path);
+      expect(noticeText((await browser.follow(saved)).text)).toBe('Workflow "Release train" saved.');
       expect(await services().workflows.get(cliActor(org.id), workflowId)).toMatchObject({ name: 'Release train', description: null, version: 2 });
       const before = await snapshot();
       await browser.get(path);
@@ -274,7 +278,8 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       await browser.get(`${path}/delete`);
       const deleted = await browser.post(`${path}/delete`);
       expect(deleted.status).toBe(303);
-      expect(deleted.location).toBe(`/dashboard/projects/${projectId}?done=workflow_deleted`);
+      expect(deleted.location).toBe(`/dashboard/projects/${projectId}`);
+      expect(noticeText((await browser.follow(deleted)).text)).toBe('Workflow "Release" deleted.');
       expect(await db().selectFrom('workflows').select('id').where('id', '=', workflowId).execute()).toEqual([]);
       expect((await browser.get(path)).status).toBe(404);
     });
@@ -301,14 +306,16 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       const first = await browser.get(path);
       const rows = tableRows(first.text, 'Runs');
       expect(rows).toHaveLength(20);
-      expect(rows.map((r) => r.split(' ')[0])).toEqual(ids.slice(2).reverse());
-      expect(rows[0]).toMatch(/^run_\S+ Queued Command line \d{4}-\d\d-\d\d \d\d:\d\d UTC — Step 1 of 1 —$/);
+      // Each run is named by when it started (to the second), linked to its page.
+      const runLinks = (html: string) => [...html.matchAll(/<a href="\/dashboard\/runs\/(run_[A-Za-z0-9]+)">/g)].map((m) => m[1]!);
+      expect(runLinks(first.text)).toEqual(ids.slice(2).reverse());
+      expect(rows[0]).toMatch(/^\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d:\d\d UTC Queued Command line — Step 1 of 1 —$/);
       expect(first.text).toContain(`<a href="/dashboard/runs/${ids[21]}">`);
       expect(first.text).not.toContain('>Newest</a>');
       const older = /<a href="([^"]+\?cursor=[^"]+)">Older<\/a>/.exec(first.text)?.[1];
       expect(older).toBeDefined();
       const second = await browser.get(older!);
-      expect(tableRows(second.text, 'Runs').map((r) => r.split(' ')[0])).toEqual([ids[1], ids[0]]);
+      expect(runLinks(second.text)).toEqual([ids[1], ids[0]]);
       expect(second.text).toContain(`<a href="${path}">Newest</a>`);
       expect(second.text).not.toContain('>Older</a>');
       const broken = await browser.get(`${path}?cursor=nonsense`);
@@ -333,10 +340,13 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       const runPath = `/dashboard/runs/${runId}`;
       const member = await nameOf(assignee.userId);
 
-      let page = await owner.get(`${runPath}?done=started`);
+      let page = await owner.get(runPath);
       expect(page.status).toBe(200);
       expect(page.text).toContain('<title>Run of Release · Flow &amp; Co · Workspace</title>');
-      expect(noticeText(page.text)).toContain('Run started.');
+      expect(noticeText(page.text)).toBe('Run of "Release" started. This page follows it step by step.');
+      // An active run's page follows it: a fragment the script polls, and a refresh without script.
+      expect(page.text).toContain(`data-progress-url="${runPath}/progress"`);
+      expect(page.text).toContain('<noscript><meta http-equiv="refresh" content="15"/></noscript>');
       expect(page.text).toContain(`<a href="${path}">Release</a>`);
       expect(textOf(page.text)).toContain('Status Queued · step 1 of 3');
       expect(textOf(page.text)).toContain('Started by Olive Owner');
@@ -356,18 +366,18 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       expect(tasks.text).toMatch(/<a href="\/dashboard\/tasks" aria-current="page">My tasks<\/a>/);
       const project = await services().projects.get(org.id, projectId);
       const row = tableRows(tasks.text, 'My tasks').find((r) => r.startsWith('Write notes'));
-      expect(row).toBe(`Write notes ${project.name} To-do ${minute(t0 + 24 * HOUR)} ${runId} step 1 Mark done`);
+      expect(row).toBe(`Write notes ${project.name} To-do ${minute(t0 + 24 * HOUR)} Release, step 1 Mark done`);
       expect(tasks.text).toContain(`<a href="/dashboard/projects/${projectId}">${project.name}</a>`);
-      expect(tasks.text).toContain(`<a href="${runPath}"><code>${runId}</code></a>`);
+      expect(tasks.text).toContain(`<a href="${runPath}">Release, step 1</a>`);
       const taskId = (await services().runs.get(cliActor(org.id), runId)).steps[0]!.task_id!;
       expect(tasks.text).toContain(`action="/dashboard/tasks/${taskId}/done"`);
 
       // "Mark done": back to My tasks with the notice; the task is gone from the list.
       const done = await mine.post(`/dashboard/tasks/${taskId}/done`, { back: '/dashboard/tasks' });
       expect(done.status).toBe(303);
-      expect(done.location).toBe('/dashboard/tasks?done=task_done');
+      expect(done.location).toBe('/dashboard/tasks');
       tasks = await mine.get(done.location!);
-      expect(noticeText(tasks.text)).toBe('Task marked done.');
+      expect(noticeText(tasks.text)).toBe('Task "Write notes" marked done.');
       expect(tableRows(tasks.text, 'My tasks').some((r) => r.startsWith('Write notes'))).toBe(false);
 
       // Finishing the task records the step at once; the worker then starts the Wait.
@@ -392,7 +402,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
 
       // "Reject" from the run page: a confirmation with an optional reason, back to the run.
       tasks = await mine.get('/dashboard/tasks');
-      expect(tableRows(tasks.text, 'My tasks').find((r) => r.startsWith('Sign off'))).toBe(`Sign off ${project.name} Approval No due date ${runId} step 3 Approve Reject`);
+      expect(tableRows(tasks.text, 'My tasks').find((r) => r.startsWith('Sign off'))).toBe(`Sign off ${project.name} Approval No due date Release, step 3 Approve Reject`);
       const confirm = await mine.get(`/dashboard/tasks/${approvalId}/reject?back=${encodeURIComponent(runPath)}`);
       expect(confirm.status).toBe(200);
       expect(confirm.text).toContain('<label for="reason">Reason</label>');
@@ -400,12 +410,12 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       expect(confirm.text).toContain(`<input type="hidden" name="back" value="${runPath}"/>`);
       const rejected = await mine.post(`/dashboard/tasks/${approvalId}/reject`, { back: runPath, reason: 'Not ready' });
       expect(rejected.status).toBe(303);
-      expect(rejected.location).toBe(`${runPath}?done=rejected`);
+      expect(rejected.location).toBe(runPath);
       clock.advance(60_000);
       await drive();
 
       page = await mine.get(rejected.location!);
-      expect(noticeText(page.text)).toBe('Rejected.');
+      expect(noticeText(page.text)).toBe('Task "Sign off" rejected.');
       const error = `Approval "Sign off" was rejected by ${member.email}: Not ready`;
       expect(textOf(page.text)).toContain('Status Failed');
       expect(textOf(page.text)).toContain(`Error ${error} approval_rejected`);
@@ -429,7 +439,8 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       });
       // And the "Runs" table of the workflow says so.
       const list = await owner.get(path);
-      expect(tableRows(list.text, 'Runs')[0]).toContain(`${runId} Failed Olive Owner`);
+      expect(list.text).toContain(`<a href="/dashboard/runs/${runId}">`);
+      expect(tableRows(list.text, 'Runs')[0]).toContain(` Failed Olive Owner`);
       expect(tableRows(list.text, 'Runs')[0]).toContain(`Step 3 of 3 ${error}`);
     });
 
@@ -458,8 +469,8 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       // An unsafe `back` returns to My tasks.
       const approved = await mine.post(`/dashboard/tasks/${taskId}/approve`, { back: 'https://evil.example/dashboard' });
       expect(approved.status).toBe(303);
-      expect(approved.location).toBe('/dashboard/tasks?done=approved');
-      expect(noticeText((await mine.get(approved.location!)).text)).toBe('Approved.');
+      expect(approved.location).toBe('/dashboard/tasks');
+      expect(noticeText((await mine.get(approved.location!)).text)).toMatch(/^Task ".+" approved\.$/);
       await drive();
       const page = await owner.get(`/dashboard/runs/${runId}`);
       expect(textOf(page.text)).toContain('Status Completed');
@@ -491,7 +502,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
 
       const cancelled = await browser.post(`${runPath}/cancel`);
       expect(cancelled.status).toBe(303);
-      expect(cancelled.location).toBe(`${runPath}?done=cancelled`);
+      expect(cancelled.location).toBe(runPath);
       const page = await browser.get(cancelled.location!);
       expect(noticeText(page.text)).toBe('Run cancelled.');
       expect(textOf(page.text)).toContain('Status Cancelled');
@@ -568,7 +579,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       const before = await snapshot();
       const refused = await someone.post(`/dashboard/tasks/${taskId}/done`, { back: '/dashboard/tasks' });
       expect(refused.status).toBe(403);
-      expect(textOf(refused.text)).toContain('only the assignee or an admin can finish this task');
+      expect(textOf(refused.text)).toContain('Only the assignee or an admin can finish this task');
       expect((await someone.get(`/dashboard/tasks/${taskId}/reject`)).status).toBe(403);
       expect(await snapshot()).toEqual(before);
 
@@ -576,7 +587,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       await boss.get(`/dashboard/runs/${runId}`);
       const done = await boss.post(`/dashboard/tasks/${taskId}/done`, { back: `/dashboard/runs/${runId}` });
       expect(done.status).toBe(303);
-      expect(done.location).toBe(`/dashboard/runs/${runId}?done=task_done`);
+      expect(done.location).toBe(`/dashboard/runs/${runId}`);
       await drive();
       expect((await services().runs.get(cliActor(org.id), runId)).status).toBe('completed');
     });
