@@ -537,8 +537,8 @@ describe.each(testDialects())('accounts on the dashboard (%s)', (dialect) => {
 
       const saved = await browser.post('/dashboard/account/name', { name: 'Grace Hopper' });
       expect(saved.status).toBe(303);
-      expect(saved.location).toBe('/dashboard/account?done=name');
-      expect(textOf((await browser.get(saved.location!)).text)).toContain('Your name was saved.');
+      expect(saved.location).toBe('/dashboard/account');
+      expect(textOf((await browser.get(saved.location!)).text)).toContain('Your name was saved as "Grace Hopper".');
       const user = await env.container.store.repos.users.findById(org.id, member.id);
       expect(user!.name).toBe('Grace Hopper');
       const audit = (await auditRows(org.id, 'user.name_changed')).filter((row) => row.actor_id === member.id);
@@ -570,7 +570,7 @@ describe.each(testDialects())('accounts on the dashboard (%s)', (dialect) => {
 
       const changed = await browser.post('/dashboard/account/password', { current_password: PASSWORD, new_password: 'something new here' });
       expect(changed.status).toBe(303);
-      expect(changed.location).toBe('/dashboard/account?done=password');
+      expect(changed.location).toBe('/dashboard/account');
       expect(await signedIn(browser)).toBe(true);
       expect(await signedIn(elsewhere)).toBe(false);
       const audit = (await auditRows(org.id, 'user.password_changed')).filter((row) => row.actor_id === member.id);
@@ -708,8 +708,12 @@ describe('signing in with a browser (sqlite)', () => {
       await Promise.all([page.waitForURL(`${baseUrl}/dashboard/account`), page.getByRole('button', { name: 'Sign in' }).click()]);
       expect(await page.textContent('h1')).toBe('Account');
       await page.getByLabel('Name', { exact: true }).fill('Browsing Owner');
-      await Promise.all([page.waitForURL(`${baseUrl}/dashboard/account?done=name`), page.getByRole('button', { name: 'Save name' }).click()]);
-      expect(await page.getByRole('status').textContent()).toContain('Your name was saved.');
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Save name' }).click()]);
+      expect(page.url()).toBe(`${baseUrl}/dashboard/account`);
+      expect(await page.locator('.notice').textContent()).toBe('Your name was saved as "Browsing Owner".');
+      // Reloading shows the page, not the notice, and saves nothing again.
+      await page.reload();
+      expect(await page.locator('.notice').count()).toBe(0);
       await Promise.all([page.waitForURL(`${baseUrl}/dashboard/login?signed_out=1`), page.getByRole('button', { name: 'Sign out' }).click()]);
       expect(await page.getByRole('status').textContent()).toContain('You have signed out.');
       expect(blocked).toEqual([]);

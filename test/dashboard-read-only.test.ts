@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
+import { formatDay } from '../src/lib/time.js';
 import { DashboardClient, textOf, type FormFields } from './helpers/dashboard.js';
 import { buildReadOnlyWorld, cancelSubscription, orgSnapshot, resumeSubscription, type ReadOnlyWorld } from './helpers/read-only.js';
 import { createTestEnv, testDialects, type TestEnv } from './helpers/test-env.js';
@@ -52,6 +53,7 @@ const REFUSED_STEPS: PageCase[] = [
   { route: '/webhooks/:id/rotate-secret', url: (w) => `${WH(w)}/rotate-secret` },
   { route: '/webhooks/:id/test', url: (w) => `${WH(w)}/test` },
   { route: '/tasks/:id/reject', url: (w) => `/dashboard/tasks/${w.approvalTaskId}/reject` },
+  { route: '/projects/:id/workflows/:wf/steps/:step/edit', url: (w) => `${WF(w)}/steps/${w.stepId}/edit` },
 ];
 
 /** Every form that changes something the services refuse while read-only, filled in as a person would. */
@@ -59,6 +61,7 @@ const REFUSED_FORMS: PageCase[] = [
   { route: '/projects', url: () => '/dashboard/projects', fields: () => ({ name: 'During the grace period', description: '', status: 'active' }) },
   { route: '/projects/:id', url: P, fields: () => ({ name: 'Renamed', description: '', status: 'active' }) },
   { route: '/projects/:id/archive', url: (w) => `${P(w)}/archive` },
+  { route: '/projects/:id/unarchive', url: (w) => `${P(w)}/unarchive` },
   { route: '/projects/:id/delete', url: (w) => `${P(w)}/delete`, fields: (w) => ({ confirm_name: w.projectName }) },
   { route: '/projects/:id/workflows', url: (w) => `${P(w)}/workflows`, fields: () => ({ name: 'Another', description: '' }) },
   { route: '/projects/:id/tasks', url: (w) => `${P(w)}/tasks`, fields: () => ({ title: 'Another task', assignee_id: '', due_date: '' }) },
@@ -66,6 +69,8 @@ const REFUSED_FORMS: PageCase[] = [
   { route: '/projects/:id/workflows/:wf', url: WF, fields: () => ({ name: 'Renamed workflow', description: '' }) },
   { route: '/projects/:id/workflows/:wf/steps', url: (w) => `${WF(w)}/steps`, fields: () => ({ type: 'wait', title: '', assignee_id: '', due_in: '', duration: '1h' }) },
   { route: '/projects/:id/workflows/:wf/steps/:step/remove', url: (w) => `${WF(w)}/steps/${w.stepId}/remove` },
+  { route: '/projects/:id/workflows/:wf/steps/:step/edit', url: (w) => `${WF(w)}/steps/${w.stepId}/edit`, fields: () => ({ type: 'wait', title: '', assignee_id: '', due_in: '', duration: '2h' }) },
+  { route: '/projects/:id/workflows/:wf/steps/:step/move', url: (w) => `${WF(w)}/steps/${w.stepId}/move`, fields: () => ({ direction: 'down' }) },
   { route: '/projects/:id/workflows/:wf/run', url: (w) => `${WF(w)}/run` },
   { route: '/projects/:id/workflows/:wf/delete', url: (w) => `${WF(w)}/delete` },
   { route: '/runs/:run/cancel', url: (w) => `/dashboard/runs/${w.runId}/cancel` },
@@ -73,6 +78,7 @@ const REFUSED_FORMS: PageCase[] = [
   { route: '/tasks/:id/approve', url: (w) => `/dashboard/tasks/${w.approvalTaskId}/approve`, fields: () => ({ back: '/dashboard/tasks' }) },
   { route: '/tasks/:id/reject', url: (w) => `/dashboard/tasks/${w.approvalTaskId}/reject`, fields: () => ({ back: '/dashboard/tasks', reason: 'No' }) },
   { route: '/members/invite', url: () => '/dashboard/members/invite', fields: () => ({ email: 'late.joiner@example.com', role: 'member' }) },
+  { route: '/members/:id/resend', url: (w) => `/dashboard/members/${w.member.userId}/resend` },
   { route: '/members/:id/role', url: (w) => `/dashboard/members/${w.member.userId}/role`, fields: () => ({ role: 'admin' }) },
   { route: '/members/:id/remove', url: (w) => `/dashboard/members/${w.member.userId}/remove` },
   { route: '/api-keys', url: () => '/dashboard/api-keys', fields: () => ({ name: 'Late key', access: 'full' }) },
@@ -98,7 +104,7 @@ const ALLOWED_FORMS = [
  * Pages open without a session (no workspace to show), file downloads, and the cancellation's confirmation
  * (the Billing suite's: a workspace already read-only has nothing to confirm and is sent back to Billing).
  */
-const OTHER_GETS = ['/login', '/forgot-password', '/password/:token', '/invitations/:token', '/export/:id/download', '/billing/cancel'];
+const OTHER_GETS = ['/login', '/forgot-password', '/password/:token', '/invitations/:token', '/export/:id/download', '/billing/cancel', '/webhooks/:id/rotated'];
 
 /** Every route each page module declares, by method, from the source: a new form cannot go untested here. */
 function declaredRoutes(method: 'get' | 'post'): string[] {
@@ -143,8 +149,8 @@ describe.each(testDialects())('dashboard while read-only (%s)', (dialect) => {
   });
   afterAll(async () => env?.close());
 
-  const expectedBanner = () => ({
-    text: `This workspace is read-only. It will be deleted on ${new Date(deletionAt).toISOString().slice(0, 10)}.`,
+  const expectedBanner = (role: 'owner' | 'viewer' = 'owner') => ({
+    text: `This workspace is read-only. It will be deleted on ${formatDay(deletionAt)}. ${role === 'owner' ? 'Resume subscription' : 'An owner can resume it on the Billing page.'}`,
     datetime: new Date(deletionAt).toISOString(),
   });
 
@@ -164,7 +170,7 @@ describe.each(testDialects())('dashboard while read-only (%s)', (dialect) => {
       expect(bannerOf(res.text), page.route).toEqual(expectedBanner());
     }
     const viewer = await DashboardClient.signedIn(env, w.org.id, w.viewer.userId);
-    for (const url of ['/dashboard', '/dashboard/projects', '/dashboard/account']) expect(bannerOf((await viewer.get(url)).text)).toEqual(expectedBanner());
+    for (const url of ['/dashboard', '/dashboard/projects', '/dashboard/account']) expect(bannerOf((await viewer.get(url)).text)).toEqual(expectedBanner('viewer'));
     // The error pages too (a page that is not there).
     const missing = await owner.get('/dashboard/nowhere');
     expect(missing.status).toBe(404);
@@ -184,7 +190,7 @@ describe.each(testDialects())('dashboard while read-only (%s)', (dialect) => {
       expect(res.status, `POST ${form.route}`).toBe(403);
       const alert = alertOf(res.text);
       expect(alert, form.route).toContain('This workspace is read-only since its subscription was cancelled');
-      expect(alert, form.route).toContain(new Date(deletionAt).toISOString());
+      expect(alert, form.route).toContain(`It will be deleted on ${formatDay(deletionAt)}.`);
       expect(bannerOf(res.text), form.route).toEqual(expectedBanner());
       expect(textOf(res.text)).toContain('Nothing was changed.');
     }
@@ -202,14 +208,14 @@ describe.each(testDialects())('dashboard while read-only (%s)', (dialect) => {
     await viewer.get('/dashboard/projects');
     const edit = await viewer.post(`${P(w)}`, { name: 'Sneaky', description: '', status: 'active' });
     expect(edit.status).toBe(403);
-    expect(textOf(edit.text)).toContain('your role (viewer) does not allow this action');
+    expect(textOf(edit.text)).toContain('Your role (viewer) does not allow this action');
     expect(textOf(edit.text)).not.toContain('since its subscription was cancelled');
     const create = await viewer.post('/dashboard/projects', { name: 'Sneaky', status: 'active' });
     expect(create.status).toBe(403);
-    expect(alertOf(create.text)).toContain('your role (viewer) does not allow this action');
+    expect(alertOf(create.text)).toContain('Your role (viewer) does not allow this action');
     const member = await DashboardClient.signedIn(env, w.org.id, w.member.userId);
     expect((await member.get(`${P(w)}/delete`)).status).toBe(403);
-    expect(textOf((await member.get(`${P(w)}/delete`)).text)).toContain('your role (member) does not allow this action');
+    expect(textOf((await member.get(`${P(w)}/delete`)).text)).toContain('Your role (member) does not allow this action');
   });
 
   it('signing in, account settings, revoking a key, deleting a subscription, the audit log download and signing out still work', async () => {

@@ -185,7 +185,7 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       expect(page.text).toMatch(/<a href="\/dashboard\/export" aria-current="page">Export<\/a>/);
       const requested = await browser.post(PAGE);
       expect(requested.status).toBe(303);
-      expect(requested.location).toBe(`${PAGE}?done=requested`);
+      expect(requested.location).toBe(PAGE);
       const after = await browser.get(requested.location!);
       expect(textOf(after.text)).toContain('Export requested.');
 
@@ -375,7 +375,7 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
         expect(home.text).not.toContain('href="/dashboard/export"');
         const page = await browser.get(PAGE);
         expect(page.status).toBe(403);
-        expect(textOf(page.text)).toContain(`your role (${role}) does not allow exporting`);
+        expect(textOf(page.text)).toContain(`Your role (${role}) does not allow exporting`);
         const post = await browser.post(PAGE);
         expect(post.status).toBe(403);
         expect(await exportsOf(org.id)).toHaveLength(0);
@@ -412,13 +412,23 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       const requests = await env.container.database.db.selectFrom('audit_log').select('id').where('org_id', '=', org.id).where('action', '=', 'export.requested').execute();
       expect(requests).toHaveLength(1);
 
-      // Not ready yet: no link, and the download address is not found.
+      // Not ready yet: the page follows it by itself, "Request export" waits (disabled), no link, and the
+      // download address is not found.
+      const waiting = await browser.get(PAGE);
+      expect(waiting.text).toContain('data-progress-url="/dashboard/export/progress"');
+      expect(waiting.text).toMatch(/<button type="submit" class="button" disabled>Request export<\/button>/);
+      const before = JSON.parse((await browser.get(`${PAGE}/progress`)).text);
+      expect(before).toMatchObject({ active: true });
       const [queued] = await exportsOf(org.id);
       const early = await download(env, browser, `${PAGE}/${queued!.id}/download`);
       expect(early.status).toBe(404);
       expect(downloadLink((await browser.get(PAGE)).text)).toBeNull();
 
       await runJob();
+      // Built: the fragment's version moves on (the script then shows the page again) and it stops asking.
+      const after = JSON.parse((await browser.get(`${PAGE}/progress`)).text);
+      expect(after.version).not.toBe(before.version);
+      expect(after.active).toBe(false);
       clock.advance(1000);
       expect((await browser.post(PAGE, {}, { csrf: browser.lastCsrf })).status).toBe(303);
       expect((await exportsOf(org.id)).map((e) => e.status)).toEqual(['ready', 'queued']);

@@ -81,8 +81,16 @@ export function publicCsrf(request: FastifyRequest, reply: FastifyReply, cookies
 export function sendPage(reply: FastifyReply, page: JSX.Element, status = 200): FastifyReply {
   const request = reply.request;
   // A form re-shown after a refusal keeps the page it first came from.
-  // (An error page of a GET names no page to come back to: its address is the problem.)
-  const from = request.method === 'GET' ? (status < 400 ? request.url : null) : safeDashboardPath((request.body as Record<string, unknown> | undefined)?._from);
+  // An error page of a GET names no page to come back to (its address is the problem), and a page open
+  // without a session has no session to carry a refusal: its address may even hold a link's token.
+  const from =
+    request.routeOptions.config?.dashboardPublic || !request.dashboard?.session
+      ? null
+      : request.method === 'GET'
+        ? status < 400
+          ? request.url
+          : null
+        : safeDashboardPath((request.body as Record<string, unknown> | undefined)?._from);
   return reply.code(status).type('text/html; charset=utf-8').send(renderPage(page, from));
 }
 

@@ -249,6 +249,8 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   // Another link for an invited member (the old one stops working), with the role they were invited with.
   app.post('/members/:id/resend', { schema: { hide: true, params: MemberParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
+    // The role and the workspace's state answer first, as for every change.
+    authorizeChange(page.actor, 'users', 'create');
     const user = await users.get(page.actor.orgId, pathId(request.params.id, 'member'));
     if (user.status !== 'invited') throw new DomainError(409, 'conflict', `${user.email} has already accepted the invitation`);
     await users.invite(page.actor, { email: user.email, role: user.role });

@@ -393,21 +393,24 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     }
   });
 
-  for (const [path, status, done] of [
-    ['archive', 'archived', 'archived'],
-    ['unarchive', 'active', 'unarchived: it takes new workflows, tasks and runs again'],
-  ] as const) {
-    app.post(`/projects/:id/${path}`, { schema: { hide: true, params: ProjectParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
-      const page = pageContext(request);
-      const projectId = pathId(request.params.id, 'project');
-      try {
-        const saved = await services.projects.update(page.actor, projectId, { status });
-        return seeOther(reply, projectHref(projectId), { notice: `Project "${saved.name}" ${done}.` });
-      } catch (error) {
-        return refused(page, projectId, reply, error, {}, {});
-      }
-    });
+  /** "Archive project" / "Unarchive project": one status change, said in a sentence. */
+  async function setStatus(page: PageContext, id: string, reply: FastifyReply, status: 'archived' | 'active', done: string) {
+    const projectId = pathId(id, 'project');
+    try {
+      const saved = await services.projects.update(page.actor, projectId, { status });
+      return seeOther(reply, projectHref(projectId), { notice: `Project "${saved.name}" ${done}.` });
+    } catch (error) {
+      return refused(page, projectId, reply, error, {}, {});
+    }
   }
+
+  app.post('/projects/:id/archive', { schema: { hide: true, params: ProjectParams, body: FormBody({}), response: htmlResponses } }, (request, reply) =>
+    setStatus(pageContext(request), request.params.id, reply, 'archived', 'archived'),
+  );
+
+  app.post('/projects/:id/unarchive', { schema: { hide: true, params: ProjectParams, body: FormBody({}), response: htmlResponses } }, (request, reply) =>
+    setStatus(pageContext(request), request.params.id, reply, 'active', 'unarchived: it takes new workflows, tasks and runs again'),
+  );
 
   app.get('/projects/:id/delete', { schema: { ...pageSchema(), params: ProjectParams } }, async (request, reply) => {
     const page = pageContext(request);

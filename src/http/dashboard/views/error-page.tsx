@@ -1,3 +1,4 @@
+import { formatDay } from '../../../lib/time.js';
 import { Layout, type Viewer } from './layout.js';
 
 const TITLES: Record<number, string> = {
@@ -34,6 +35,9 @@ export function ErrorPage({ status, message, viewer, csrf }: { status: number; m
  * subscription (an invitee, not yet a member, is only told).
  */
 export function ReadOnlyPage({ message, viewer, csrf }: { message: string; viewer?: Viewer | null; csrf?: string }) {
+  // The API's message carries the contract's timestamp; a person reads the day.
+  const deletionAt = viewer?.workspace.deletionAt;
+  if (deletionAt) message = `This workspace is read-only since its subscription was cancelled. It will be deleted on ${formatDay(deletionAt)}.`;
   return (
     <Layout title="This workspace is read-only" viewer={viewer ?? null} csrf={csrf} errors={[{ field: null, message }]}>
       <p class="lead">Nothing was changed.</p>
