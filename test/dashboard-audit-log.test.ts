@@ -24,7 +24,7 @@ interface Row {
   request: string;
 }
 
-const COLUMNS = ['time', 'actor', 'action', 'target', 'source', 'ip', 'outcome', 'changes', 'request'] as const;
+const COLUMNS = ['time', 'actor', 'action', 'target', 'changes', 'request'] as const;
 
 function rowsOf(html: string): Row[] {
   const caption = html.search(/<caption[^>]*>Audit log<\/caption>/);
@@ -34,7 +34,14 @@ function rowsOf(html: string): Row[] {
   for (const [, tr] of body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)) {
     const cells = [...tr!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => textOf(m[1]!));
     if (cells.length !== COLUMNS.length) continue; // the "no entries" row
-    rows.push(Object.fromEntries(COLUMNS.map((c, i) => [c, cells[i]])) as unknown as Row);
+    const row = Object.fromEntries(COLUMNS.map((c, i) => [c, cells[i]])) as unknown as Row;
+    // The source rides under the action ("project.created via api"); IP and outcome open under "More".
+    const [action, source] = row.action.split(' via ');
+    row.action = action!;
+    row.source = source!.replace(/ · Failure$/, '');
+    row.ip = /\bIP (\S+)/.exec(row.request)?.[1] ?? '';
+    row.outcome = /\bOutcome (\w+)/.exec(row.request)?.[1] ?? '';
+    rows.push(row);
   }
   return rows;
 }

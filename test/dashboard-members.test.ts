@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../src/db/schema.js';
 import { EVENT_TYPES } from '../src/services/events.js';
 import { DashboardClient, invitationPageStatus, noticeOf, textOf, type PageResponse } from './helpers/dashboard.js';
-import { latestInvitationToken, outboxMessages } from './helpers/mail-outbox.js';
+import { decodeQuotedPrintable, latestInvitationToken, outboxMessages } from './helpers/mail-outbox.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 /** The rows of the table with this caption, as text per row. */
@@ -389,6 +389,60 @@ describe.each(testDialects())('dashboard: members (%s)', (dialect) => {
       await expectRefused(other.id, () => browser.post(`/dashboard/members/${other.ownerId}/role`, { role: 'viewer' }), 404);
       await expectRefused(t.org.id, () => browser.post(`/dashboard/members/${t.member.userId}/role`, { role: 'viewer' }, { csrf: null }), 403);
       await expectRefused(t.org.id, () => browser.post(`/dashboard/members/${t.member.userId}/role`, { role: 'superuser' }), 400);
+    });
+  });
+
+  describe('invitations on the page', () => {
+    it('names the inviter in the mail; "Resend invitation" sends a new link (the old one dies); "Cancel invitation" confirms, then deletes the invitation', async () => {
+      const t = await team('Inviters');
+      const browser = await browserFor(t.org, t.admin.userId);
+      await browser.get('/dashboard/members');
+      const email = freshEmail();
+      expect((await browser.post('/dashboard/members/invite', { email, role: 'viewer' })).status).toBe(303);
+      const adminRow = await db().selectFrom('users').select(['name', 'email']).where('id', '=', t.admin.userId).executeTakeFirstOrThrow();
+      const mail = outboxMessages(env.dataDir).filter((m) => m.raw.includes(`To: ${email}`)).at(-1)!.raw;
+      expect(decodeQuotedPrintable(mail)).toContain(`${adminRow.name} (${adminRow.email}) invited you to join Inviters`);
+      const first = latestInvitationToken(env.dataDir, env.config.publicBaseUrl, email);
+      const invited = await db().selectFrom('users').select('id').where('org_id', '=', t.org.id).where('email', '=', email).executeTakeFirstOrThrow();
+
+      // The row says when the link expires and offers both actions.
+      const page = await browser.get('/dashboard/members');
+      const row = tableRows(page.text, 'Members').find((r) => r.includes(email))!;
+      expect(row).toMatch(/Invited Link expires \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC Resend invitation Cancel invitation$/);
+
+      const resent = await browser.post(`/dashboard/members/${invited.id}/resend`);
+      expect(resent.status).toBe(303);
+      expect(noticeOf((await browser.follow(resent)).text)).toBe(`Invitation sent to ${email} again. The earlier link no longer works.`);
+      const second = latestInvitationToken(env.dataDir, env.config.publicBaseUrl, email);
+      expect(second).not.toBe(first);
+      expect(await invitationPageStatus(env, first)).toBe(404);
+      expect(await invitationPageStatus(env, second)).toBe(200);
+      // An active member has nothing to resend: refused, nothing sent.
+      const mails = outboxMessages(env.dataDir).length;
+      await browser.get('/dashboard/members');
+      expect((await browser.post(`/dashboard/members/${t.member.userId}/resend`)).status).toBe(409);
+      expect(outboxMessages(env.dataDir)).toHaveLength(mails);
+      // Members and viewers may not.
+      const viewerBrowser = await browserFor(t.org, t.viewer.userId);
+      await viewerBrowser.get('/dashboard/members');
+      expect((await viewerBrowser.post(`/dashboard/members/${invited.id}/resend`)).status).toBe(403);
+
+      const confirm = await browser.get(`/dashboard/members/${invited.id}/remove`);
+      expect(confirm.status).toBe(200);
+      expect(confirm.text).toContain('<title>Cancel invitation · Inviters · Workspace</title>');
+      expect(confirm.text).toContain('<button type="submit" class="button danger">Cancel invitation</button>');
+      const cancelled = await browser.post(`/dashboard/members/${invited.id}/remove`);
+      expect(cancelled.status).toBe(303);
+      expect(noticeOf((await browser.follow(cancelled)).text)).toBe(`Invitation of ${email} cancelled.`);
+      expect(await userRow(invited.id)).toBeUndefined();
+      expect(await invitationPageStatus(env, second)).toBe(404);
+    });
+
+    it('explains the roles under the table', async () => {
+      const t = await team();
+      const text = textOf((await (await browserFor(t.org, t.viewer.userId)).get('/dashboard/members')).text);
+      expect(text).toContain('Roles Owner everything, including billing');
+      expect(text).toContain('Viewer reads everything and changes nothing.');
     });
   });
 

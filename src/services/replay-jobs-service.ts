@@ -94,7 +94,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
       const { orgId } = actor;
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
-        await requireActiveWebhook(repos, orgId, webhookId);
+        const webhook = await requireActiveWebhook(repos, orgId, webhookId);
         const found = await repos.deliveries.failedSince(orgId, webhookId, since, MAX_BULK_REPLAY + 1);
         const ids = found.slice(0, MAX_BULK_REPLAY);
         const job: ReplayJobRow = {
@@ -115,7 +115,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
         await repos.replayJobs.insert(job, ids);
         await recordAudit(repos, actor, {
           action: 'delivery.replayed',
-          target: { type: 'webhook', id: webhookId },
+          target: { type: 'webhook', id: webhookId, label: webhook.url },
           changes: { failed_since: { old: null, new: toIso(since) }, replayed: { old: null, new: ids.length }, job: { old: null, new: job.id } },
           at: now,
         });

@@ -142,12 +142,18 @@ function refusalMessage(error: FastifyError | DomainError): string {
   return error instanceof DomainError ? error.message : schemaRefusalMessage(error as FastifyError & { validationContext?: string });
 }
 
+/** "project not found" (the API's words) as a person reads it on a page. */
+function notFoundSentence(message: string): string {
+  const what = /^(.+) not found$/.exec(message)?.[1];
+  return what ? `There is no ${what} at this address. It may have been deleted, or the link may be incomplete.` : sentence(message);
+}
+
 function renderError(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   let status: number;
   let message: string;
   if (error instanceof DomainError) {
     status = error.status;
-    message = sentence(error.message);
+    message = error.status === 404 ? notFoundSentence(error.message) : sentence(error.message);
     if (error.headers) reply.headers(error.headers);
   } else if ((error as FastifyError).validation) {
     status = 400;
