@@ -441,7 +441,7 @@ describe.each(testDialects())('Stripe webhook and customer portal (%s)', (dialec
         const res = await client.post('/dashboard/billing/portal');
         expect(res.status, role).toBe(403);
         expect(res.headers['content-type']).toMatch(/text\/html/);
-        expect(textOf(res.text)).toMatch(/only an owner can manage billing/);
+        expect(textOf(res.text)).toMatch(/Only an owner can manage billing/);
         expect(standIn.received).toHaveLength(before);
       }
     });

@@ -6,6 +6,7 @@ import { parseScope, RESOURCE_KINDS, type ResourceKind } from '../../../services
 import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { flashSecret } from '../flash.js';
+import { isWritable } from '../../../services/workspace.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
 import { Layout, type Viewer } from '../views/layout.js';
@@ -158,7 +159,8 @@ function ApiKeysView({ page, keys, form = EMPTY_FORM, errors: formErrors = [] }:
           : 'Your API keys. A key acts as you, within your current role.'}
       </p>
       <KeysTable keys={keys} viewer={page.viewer} />
-      <CreateKeyForm form={form} errors={formErrors} csrf={page.csrf} />
+      {/* A read-only workspace takes no new keys (revoking stays open); the banner says why. */}
+      {isWritable(page.actor) ? <CreateKeyForm form={form} errors={formErrors} csrf={page.csrf} /> : null}
     </Layout>
   );
 }

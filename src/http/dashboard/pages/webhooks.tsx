@@ -12,6 +12,7 @@ import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, CsrfField, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { flashSecret } from '../flash.js';
+import { canChange } from '../../../services/workspace.js';
 import { EventsGroup, SecretField, SubscriptionStatus } from '../views/webhook-views.js';
 import { formatCount, formatShare } from '../views/numbers.js';
 
@@ -151,7 +152,7 @@ function WebhooksView({ page, list, outcomes, cursor, form = EMPTY_FORM, errors:
   const secret = flashSecret(page.flash, 'webhook_secret');
   const created = secret ? { id: secret.id, url: secret.label ?? '', secret: secret.value } : null;
   // Hiding what a role cannot use; the services refuse it anyway.
-  const canCreate = can(page.actor, 'webhooks', 'create');
+  const canCreate = canChange(page.actor, 'webhooks', 'create');
   const canDelete = can(page.actor, 'webhooks', 'delete');
   return (
     <Layout title="Webhooks" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={formErrors}>
@@ -167,9 +168,9 @@ function WebhooksView({ page, list, outcomes, cursor, form = EMPTY_FORM, errors:
           {list.nextCursor ? <a href={`${HERE}?cursor=${encodeURIComponent(list.nextCursor)}`}>Older</a> : null}
         </nav>
       ) : null}
-      {!canCreate ? (
+      {!can(page.actor, 'webhooks', 'create') ? (
         <p class="muted">Admins and owners add and delete subscriptions.</p>
-      ) : created ? (
+      ) : !canCreate ? null : created ? (
         // Not the form again: "Signing secret" then names exactly one field on this page.
         <p>
           <a href={HERE}>Add another subscription</a>

@@ -200,11 +200,15 @@ export function ActionForm({
  * refused (the errors are inside). A native `<details>`: keyboard and screen readers know it, no script.
  */
 export function Disclosure({ summary, open, children }: { summary: string; open?: boolean; children?: ComponentChildren }) {
+  const id = `${summary.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-summary`;
+  // A region named by its summary, so the form is found by its name, open or not.
   return (
-    <details class="disclosure panel" open={open}>
-      <summary>{summary}</summary>
-      {children}
-    </details>
+    <section class="disclosure-region" aria-labelledby={id}>
+      <details class="disclosure panel" open={open}>
+        <summary id={id}>{summary}</summary>
+        {children}
+      </details>
+    </section>
   );
 }
 
