@@ -137,7 +137,11 @@ describe.skipIf(SKIP)('webhook pages in a browser (sqlite)', () => {
     }
     expect(await page.getByRole('region', { name: 'Attempt 7' }).count()).toBe(0);
     const [first] = received();
-    expect(await page.locator('pre').first().textContent()).toBe(first!.body.toString('utf8'));
+    // The payload pretty-printed first; the exact bytes one click away under "Raw payload".
+    const sent = first!.body.toString('utf8');
+    expect(await page.locator('pre').first().textContent()).toBe(JSON.stringify(JSON.parse(sent), null, 2));
+    await page.getByText('Raw payload', { exact: true }).click();
+    expect(await page.getByLabel('Raw payload').textContent()).toBe(sent);
     await screenshot('webhook-delivery.png');
   });
 

@@ -36,7 +36,7 @@ function StepState({ step, run, members }: { step: RunStep; run: RunDetail; memb
       if (step.type === 'wait') {
         return (
           <>
-            Waiting until <Time iso={run.wakes_at} />
+            Waiting until <Time iso={run.wakes_at} absolute />
           </>
         );
       }

@@ -218,7 +218,7 @@ function RotatedView({ page, webhook, secret, previousExpiresAt }: { page: PageC
             <>The old secret stopped signing at once.</>
           ) : (
             <>
-              The old secret keeps signing beside it until <Time iso={new Date(previousExpiresAt).toISOString()} />, then stops.
+              The old secret keeps signing beside it until <Time iso={new Date(previousExpiresAt).toISOString()} absolute />, then stops.
             </>
           )}
         </p>
