@@ -203,7 +203,7 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     expect(await heading(page)).toBe('Projects');
     await audit(page, 'projects');
     const form = page.getByRole('region', { name: 'New project' });
-    // The form waits behind its "New project" summary, the list first.
+    // With projects to list, the form waits behind its "New project" summary.
     expect(await form.getByLabel('Name').isVisible()).toBe(false);
     await form.getByText('New project').click();
     await form.getByLabel('Name').fill('Website relaunch');
@@ -313,7 +313,6 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     expect(await heading(owner)).toBe('Members');
     await audit(owner, 'members');
     const invite = owner.getByRole('region', { name: 'Invite member' });
-    await invite.getByText('Invite member').click();
     await invite.getByLabel('Email').fill(MEMBER_EMAIL);
     await invite.getByLabel('Role').selectOption({ label: 'Member' });
     await follow(owner, invite.getByRole('button', { name: 'Send invitation' }));

@@ -134,7 +134,7 @@ describe.each(testDialects())('dashboard: members (%s)', (dialect) => {
       }
       for (const who of [t.owner, t.admin]) {
         const res = await (await browserFor(t.org, who.userId)).get('/dashboard/members');
-        expect(res.text).toContain('<summary>Invite member</summary>');
+        expect(res.text).toContain('<h2 id="invite-title">Invite member</h2>');
         expect(res.text).toContain('<label for="invite-email">Email</label>');
         expect(res.text).toMatch(/<input id="invite-email" name="email" type="email"/);
         expect(res.text).toContain('<label for="invite-role">Role</label>');

@@ -113,10 +113,9 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
       await reloadChangesNothing(page, keyCount);
       expect(await page.getByLabel('Your new API key').count()).toBe(0);
 
-      // A project: "New project" opens the form; the new project's page says so once.
+      // A project: the form waits behind "New project" once there are projects; the new project's page says so once.
       await page.goto(`${baseUrl}/dashboard/projects`);
-      expect(await page.getByLabel('Name').isVisible()).toBe(false);
-      await page.getByText('New project').click();
+      if (!(await page.getByLabel('Name').isVisible())) await page.getByText('New project', { exact: true }).click();
       await page.getByLabel('Name').fill(`Apollo ${suffix}`);
       const projects = await count('/v1/projects');
       await follow(page, page.getByRole('button', { name: 'Create project' }));
@@ -128,7 +127,6 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
 
       // An invitation.
       await page.goto(`${baseUrl}/dashboard/members`);
-      await page.getByText('Invite member').click();
       const invitee = `ana.${suffix}@product.example`;
       await page.getByLabel('Email').fill(invitee);
       const users = await count('/v1/users');
@@ -156,7 +154,6 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
   it('an admin is offered no "Owner" and no control on the owner\'s row; the only owner cannot remove or demote themself, and a forged post is refused', async () => {
     const admin = await signedInPage(adminEmail);
     await admin.goto(`${baseUrl}/dashboard/members`);
-    await admin.getByText('Invite member').click();
     const inviteRoles = await admin.getByLabel('Role', { exact: true }).first().locator('option').allTextContents();
     expect(inviteRoles).toEqual(['Admin', 'Member', 'Viewer']);
     const ownerRow = admin.getByRole('row', { name: /Olga Owner/ });
@@ -234,7 +231,7 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
     const link = page.getByRole('link', { name: 'https://failing.product.example/hook' });
     expect(await link.getAttribute('href')).toBe(`/dashboard/webhooks/${hook.id}`);
     await assertAccessible(page, 'overview');
-    if (process.env.SCREENSHOTS === '1') await screenshotIfAsked(page, 'overview.png');
+    if (process.env.SCREENSHOTS === '1') await screenshotIfAsked(page, 'overview-failing.png');
     await env.container.services.webhooks.remove(cliActor(orgId), hook.id);
   });
 

@@ -91,6 +91,8 @@ describe('the API reference at /docs (sqlite)', () => {
   it('is titled as the service, with our header and no Swagger top bar', async () => {
     expect(await page.title()).toBe('Workspace Service API reference');
     expect(await page.locator('header .ws-docs-brand').textContent()).toBe('Workspace Service API reference');
+    // A way back to the dashboard, in the header.
+    expect(await page.getByRole('banner').getByRole('link', { name: 'Back to the dashboard' }).getAttribute('href')).toBe('/dashboard');
     // One h1: the document's title.
     expect(await page.locator('h1').count()).toBe(1);
     expect(await page.locator('h1').textContent()).toContain('Workspace Service API');

@@ -19,9 +19,14 @@
   brand.className = 'ws-docs-brand';
   // The space keeps the text (what a screen reader says) "Workspace Service API reference".
   brand.append(logo, name, ' ', what);
+  // The way back to the dashboard the reference is usually opened from (same origin, so a plain link).
+  var back = document.createElement('a');
+  back.className = 'ws-docs-back';
+  back.href = '/dashboard';
+  back.textContent = 'Back to the dashboard';
   var header = document.createElement('header');
   header.className = 'ws-docs-header';
-  header.append(brand);
+  header.append(brand, back);
   document.body.insertBefore(header, document.body.firstChild);
   // Swagger UI's content is the page's main landmark.
   var root = document.getElementById('swagger-ui');

@@ -20,6 +20,7 @@ export function csrfFrom(html: string): string {
 /** Text of an element's content with tags removed and entities for the common characters undone. */
 export function textOf(html: string): string {
   return html
+    .replace(/<wbr\s*\/?>/g, '')
     .replace(/<[^>]+>/g, ' ')
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')

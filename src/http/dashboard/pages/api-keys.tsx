@@ -80,7 +80,7 @@ function KeysTable({ keys, viewer }: { keys: readonly KeyListItem[]; viewer: Vie
   const showOwner = isManager(viewer);
   const headers = ['Name', 'Prefix', 'Access', ...(showOwner ? ['Owner'] : []), 'Created', 'Last used', 'Actions'];
   return (
-    <Table caption="API keys" headers={headers} empty="No API keys yet.">
+    <Table caption="API keys" captionHidden headers={headers} empty="No API keys yet.">
       {keys.map((key) => (
         <tr>
           <td>{key.name ?? <span class="muted">Unnamed</span>}</td>

@@ -9,7 +9,7 @@ import { pageContext, pageRefusal, sendPage, type PageContext } from '../context
 import { readTimeField } from '../datetime.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
+import { ActionForm, errorFor, Field, Table, Time, type FormError, Email } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { filteredHref, filterText as filterTextOf, type FilterText as FilterTextOf } from '../filters.js';
 
@@ -173,7 +173,7 @@ const AUDIT_HEADERS = ['Time', 'Actor', 'Action', 'Target', 'Changes', 'Details'
 
 function AuditTable({ items, filtered }: { items: AuditEntryView[]; filtered: boolean }) {
   return (
-    <Table caption="Audit log" headers={AUDIT_HEADERS} empty={filtered ? 'No entries match these filters.' : 'No entries yet.'}>
+    <Table caption="Audit log" captionHidden headers={AUDIT_HEADERS} empty={filtered ? 'No entries match these filters.' : 'No entries yet.'}>
       {items.map((entry) => (
         <tr>
           <td>
@@ -215,7 +215,7 @@ function ActorCell({ actor }: { actor: AuditEntryView['actor'] }) {
   ) : null;
   return (
     <>
-      <span class="cell-main">{actor.label ?? actor.id}</span>
+      <span class="cell-main">{actor.label ? <Email address={actor.label} /> : actor.id}</span>
       <span class="cell-sub">user{via ? <> · {via}</> : null}</span>
     </>
   );

@@ -12,7 +12,7 @@ import type { User } from '../../../services/users-view.js';
 import type { AppDeps } from '../../app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, ConfirmActions, CsrfField, Disclosure, errorFor, Field, Select, Table, Time, type FormError } from '../views/components.js';
+import { ActionForm, ConfirmActions, CsrfField, Email, errorFor, Field, Select, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 
 const HERE = '/dashboard/members';
@@ -99,7 +99,7 @@ function ActionsCell({ page, user, activeOwners }: { page: PageContext; user: Us
   if (user.status === 'invited') {
     return (
       <div class="row-actions">
-        {canChange(actor, 'users', 'create') ? <ActionForm action={`${href}/resend`} csrf={csrf} label="Resend invitation" /> : null}
+        {canChange(actor, 'users', 'create') ? <ActionForm action={`${href}/resend`} csrf={csrf} label="Resend invitation" secondary /> : null}
         <a href={`${href}/remove`}>Cancel invitation</a>
       </div>
     );
@@ -134,8 +134,9 @@ function MembersView({ page, members, activeOwners, expiries, cursor, invite = E
   return (
     <Layout title="Members" viewer={page.viewer} csrf={csrf} current={HERE} errors={formErrors}>
       {canInvite ? (
-        <Disclosure summary="Invite member" open={formErrors.some((e) => e.field?.startsWith('invite-'))}>
-          <form method="post" action={`${HERE}/invite`}>
+        <section aria-labelledby="invite-title" class="panel">
+          <h2 id="invite-title">Invite member</h2>
+          <form method="post" action={`${HERE}/invite`} class="invite-form">
             <CsrfField token={csrf} />
             <Field
               id="invite-email"
@@ -157,16 +158,18 @@ function MembersView({ page, members, activeOwners, expiries, cursor, invite = E
             />
             <button type="submit">Send invitation</button>
           </form>
-        </Disclosure>
+        </section>
       ) : null}
-      <Table caption="Members" headers={headers} empty="No members.">
+      <Table caption="Members" captionHidden headers={headers} empty="No members.">
         {members.items.map((user) => (
           <tr>
             <td>
               {user.name ?? <span class="muted">{user.status === 'invited' ? 'Not accepted yet' : 'No name set'}</span>}
               {user.id === page.viewer.userId ? <span class="muted"> (you)</span> : null}
             </td>
-            <td class="email">{user.email}</td>
+            <td class="email">
+              <Email address={user.email} />
+            </td>
             <td>
               <RoleCell page={page} user={user} activeOwners={activeOwners} formErrors={formErrors} />
             </td>

@@ -149,13 +149,13 @@ function ProjectView({ page, project, workflows, tasks, members, errors: problem
 
       <section aria-labelledby="workflows-title">
         <h2 id="workflows-title">Workflows</h2>
-        {canAdd ? <NewWorkflowForm projectId={project.id} csrf={csrf} values={workflow} errors={problems} open={isOpen('workflow-')} /> : null}
+        {canAdd ? <NewWorkflowForm projectId={project.id} csrf={csrf} values={workflow} errors={problems} open={isOpen('workflow-') || workflows.length === 0} /> : null}
         <WorkflowsTable projectId={project.id} workflows={workflows} />
       </section>
 
       <section aria-labelledby="tasks-title">
         <h2 id="tasks-title">Tasks</h2>
-        {canAdd ? <NewTaskForm projectId={project.id} csrf={csrf} members={members} values={task} errors={problems} open={isOpen('task-')} /> : null}
+        {canAdd ? <NewTaskForm projectId={project.id} csrf={csrf} members={members} values={task} errors={problems} open={isOpen('task-') || tasks.length === 0} /> : null}
         <TasksTable page={page} projectId={project.id} tasks={tasks} workflows={workflows} members={members} errors={problems} />
       </section>
     </Layout>

@@ -41,7 +41,10 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const filterSuffix = query.status ? `status=${query.status}&` : '';
     return (
       <Layout title="Projects" viewer={page.viewer} csrf={page.csrf} current="/dashboard/projects" errors={form.errors}>
-        {canChange(page.actor, 'projects', 'create') ? <NewProjectForm csrf={page.csrf} values={form.values} errors={form.errors} /> : null}
+        {canChange(page.actor, 'projects', 'create') ? (
+          // Open while there is nothing to list: then the form is what the page is for.
+          <NewProjectForm csrf={page.csrf} values={form.values} errors={form.errors} open={Boolean(form.errors?.length) || (list.items.length === 0 && !query.status && !query.cursor)} />
+        ) : null}
         <form method="get" action="/dashboard/projects" class="filters" role="search" aria-label="Filter projects">
           <Select
             id="filter-status"
@@ -113,9 +116,9 @@ function ProjectsTable({ items }: { items: ProjectListItem[] }) {
   );
 }
 
-function NewProjectForm({ csrf, values = {}, errors }: { csrf: string; values?: NewProjectValues | undefined; errors?: FormError[] | undefined }) {
+function NewProjectForm({ csrf, values = {}, errors, open }: { csrf: string; values?: NewProjectValues | undefined; errors?: FormError[] | undefined; open: boolean }) {
   return (
-    <Disclosure summary="New project" open={Boolean(errors?.length)}>
+    <Disclosure summary="New project" open={open}>
       <form method="post" action="/dashboard/projects">
         <CsrfField token={csrf} />
         <Field id="name" label="Name" value={values.name} error={errorFor(errors, 'name')} required maxLength={255} />

@@ -267,6 +267,19 @@ export function Day({ iso }: { iso: string }) {
   return <time dateTime={iso}>{formatDay(Date.parse(iso))}</time>;
 }
 
+/** An e-mail address that may wrap only before its "@", never inside a word. */
+export function Email({ address }: { address: string }) {
+  const at = address.lastIndexOf('@');
+  if (at <= 0) return <>{address}</>;
+  return (
+    <>
+      {address.slice(0, at)}
+      <wbr />
+      {address.slice(at)}
+    </>
+  );
+}
+
 /** A labelled multi-line text field. */
 export function TextArea({ id, name = id, label, value, error, hint, maxLength }: { id: string; name?: string; label: string; value?: string | null | undefined; error?: string | undefined; hint?: string; maxLength?: number }) {
   return (
