@@ -22,7 +22,7 @@ export const STATE_WORDS: Record<HistoryState, string> = {
 
 /** A time to the second: retries and attempts are seconds apart, so minutes would hide their order. */
 export function ExactTime({ iso }: { iso: string | null | undefined }) {
-  return <Time iso={iso} seconds />;
+  return <Time iso={iso} seconds absolute />;
 }
 
 /** A JSON body indented for reading; anything that is not JSON as it is. */
