@@ -1,11 +1,12 @@
 import type { ErrorDetail } from '../../errors.js';
 import { toIso } from '../../lib/time.js';
 
-// datetime-local sends `2026-01-31T14:30` (seconds when the step allows them); a space or a trailing Z,
-// as people paste times from these pages or from the CSV, is taken too.
+// Time fields are text in one format, `2026-01-31 14:30` (UTC): a datetime-local picker would show the
+// browser's local zone and 12-hour clock beside a label saying UTC. `T` for the space, seconds and a
+// trailing Z, as people paste times from the CSV or the API, are taken too.
 const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?Z?$/;
 
-/** A datetime-local value read as UTC, in epoch ms; null when it is not a real date and time. */
+/** A time field's value read as UTC, in epoch ms; null when it is not a real date and time. */
 export function parseUtcDateTime(value: string): number | null {
   const match = LOCAL_TIME.exec(value);
   if (!match) return null;
@@ -25,9 +26,9 @@ export function parseUtcDateTime(value: string): number | null {
   return same ? at.getTime() : null;
 }
 
-/** An instant as a datetime-local value in UTC, to the minute: what the fields above read back. */
+/** An instant as a time field's value in UTC, to the minute (`2026-01-31 14:30`): what the fields above read back. */
 export function utcDateTimeValue(ms: number): string {
-  return toIso(ms).slice(0, 16);
+  return toIso(ms).slice(0, 16).replace('T', ' ');
 }
 
 /**
@@ -38,6 +39,6 @@ export function readTimeField<F extends string>(text: Partial<Record<F, string>>
   const value = text[field];
   if (value === undefined) return undefined;
   const at = parseUtcDateTime(value);
-  if (at === null) details.push({ field, message: 'must be a date and time, such as 2026-01-31T14:30' });
+  if (at === null) details.push({ field, message: 'must be a date and time in UTC, such as 2026-01-31 14:30' });
   return at ?? undefined;
 }

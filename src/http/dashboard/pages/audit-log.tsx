@@ -153,8 +153,8 @@ function FilterForm({ text, errors: problems, filtered }: { text: FilterText; er
       <Field id="action" label="Action" value={text.action} error={errorFor(problems, 'action')} maxLength={100} hint="A prefix such as project. (every project action) or an exact action such as project.created." />
       <Field id="actor" label="Actor" value={text.actor} error={errorFor(problems, 'actor')} maxLength={200} hint="A user id, part of an e-mail address, or cli or system." />
       <Field id="target" label="Target" value={text.target} error={errorFor(problems, 'target')} maxLength={200} hint="A target id or part of its name." />
-      <Field id="from" type="datetime-local" label="From" value={text.from} error={errorFor(problems, 'from')} hint="UTC; entries at or after this time." />
-      <Field id="to" type="datetime-local" label="To" value={text.to} error={errorFor(problems, 'to')} hint="UTC; entries before this time." />
+      <Field id="from" label="From" value={text.from} error={errorFor(problems, 'from')} hint="UTC, as 2026-11-25 13:44; entries at or after this time." autocomplete="off" maxLength={64} />
+      <Field id="to" label="To" value={text.to} error={errorFor(problems, 'to')} hint="UTC, as 2026-11-25 13:44; entries before this time." autocomplete="off" maxLength={64} />
       <div class="actions">
         <button type="submit" class="secondary">
           Filter

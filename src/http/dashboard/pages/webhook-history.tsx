@@ -68,7 +68,7 @@ const HistoryQuery = Type.Object(
 const ReplayFailedQuery = Type.Object({ since: FormText(64) }, { additionalProperties: false });
 const ReplayFailedBody = FormBody({ since: FormText(64) });
 
-const SINCE_ERROR = 'Since must be a date and time, such as 2026-01-31T14:30';
+const SINCE_ERROR = 'Since must be a date and time in UTC, such as 2026-01-31 14:30';
 
 const filterText = (values: Partial<Record<string, string | undefined>>): FilterText => filterTextOf(FILTER_FIELDS, values);
 
@@ -348,8 +348,8 @@ function FilterForm({ webhookId, text, errors: problems, filtered }: { webhookId
     <form method="get" action={here} class="filters delivery-filters" role="search" aria-label="Filter the deliveries">
       <Select id="status" label="Status" options={STATUS_OPTIONS} value={text.status ?? ''} error={errorFor(problems, 'status')} />
       <Select id="event" label="Event" options={EVENT_OPTIONS} value={text.event ?? ''} error={errorFor(problems, 'event')} />
-      <Field id="from" type="datetime-local" label="From" value={text.from} error={errorFor(problems, 'from')} hint="UTC; created at or after." />
-      <Field id="to" type="datetime-local" label="To" value={text.to} error={errorFor(problems, 'to')} hint="UTC; created before." />
+      <Field id="from" label="From" value={text.from} error={errorFor(problems, 'from')} hint="UTC, as 2026-11-25 13:44; created at or after." autocomplete="off" maxLength={64} />
+      <Field id="to" label="To" value={text.to} error={errorFor(problems, 'to')} hint="UTC, as 2026-11-25 13:44; created before." autocomplete="off" maxLength={64} />
       <Field id="id" label="Event or delivery ID" value={text.id} error={errorFor(problems, 'id')} hint="evt_… or dlv_…" maxLength={100} autocomplete="off" />
       <div class="actions">
         <button type="submit" class="secondary">
@@ -421,7 +421,7 @@ function ReplayFailedView({ page, webhook, sinceText, since, preview, errors: pr
         first.
       </p>
       <form method="get" action={action} class="filters">
-        <Field id="since" type="datetime-local" label="Since" value={sinceText} error={errorFor(problems, 'since')} hint="UTC; failed deliveries created at or after this time." />
+        <Field id="since" label="Since" value={sinceText} error={errorFor(problems, 'since')} hint="UTC, as 2026-11-25 13:44; failed deliveries created at or after this time." autocomplete="off" maxLength={64} />
         <div class="actions">
           <button type="submit" class="secondary">
             Count failed deliveries

@@ -120,7 +120,7 @@ function StepFields({ action, options, values, errors: problems, csrf, button }:
 
 function RunsTable({ runs, members }: { runs: readonly Run[]; members: ReadonlyMap<string, string> }) {
   return (
-    <Table caption="Runs" headers={['Started', 'Status', 'Started by', 'Finished', 'Progress', 'Error']} empty="This workflow has not run yet.">
+    <Table caption="Runs" captionHidden headers={['Started', 'Status', 'Started by', 'Finished', 'Progress', 'Error']} empty="This workflow has not run yet.">
       {runs.map((run) => (
         <tr>
           <td>
