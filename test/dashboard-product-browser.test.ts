@@ -246,8 +246,17 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
       ] as const) {
         const page = await signedInPage(email);
         const paths = ['/dashboard', '/dashboard/projects', '/dashboard/tasks', '/dashboard/members', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/account', '/dashboard/billing'];
-        const project = (await env.container.services.projects.list(orgId, { limit: 1 })).items[0];
-        if (project) paths.push(`/dashboard/projects/${project.id}`);
+        // Every project, its workflows and their runs, and every subscription: the pages with the most controls.
+        const actor = cliActor(orgId);
+        for (const project of (await env.container.services.projects.list(orgId, { limit: 100 })).items) {
+          paths.push(`/dashboard/projects/${project.id}`);
+          for (const wf of await env.container.services.workflows.listForProject(actor, project.id)) {
+            paths.push(`/dashboard/projects/${project.id}/workflows/${wf.id}`);
+            const runs = await env.container.services.workflows.listRuns(actor, wf.id, { limit: 1 });
+            for (const run of runs.items) paths.push(`/dashboard/runs/${run.id}`);
+          }
+        }
+        for (const hook of (await env.container.services.webhooks.list(orgId, { limit: 100 })).items) paths.push(`/dashboard/webhooks/${hook.id}`);
         for (const path of paths) {
           await page.goto(`${baseUrl}${path}`);
           const banner = page.locator('.read-only-banner');
