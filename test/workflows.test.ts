@@ -629,6 +629,58 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
     });
   });
 
+  describe('editing and moving steps; archived projects', () => {
+    it('replaces a step in place (same id and position, judged like a new one) and moves steps up and down; each is a new version', async () => {
+      const w = await world();
+      const workflow = await s().workflows.create(w.owner, w.projectId, {
+        name: 'Order',
+        steps: [
+          { type: 'task', title: 'First' },
+          { type: 'wait', duration: '1h' },
+          { type: 'approval', title: 'Last' },
+        ],
+      });
+      const [first, wait, last] = workflow.steps;
+      const edited = await s().workflows.replaceStep(w.owner, workflow.id, wait!.id, { type: 'wait', duration: '3h', title: 'Cool off' });
+      expect(edited.version).toBe(2);
+      expect(edited.steps.map((st) => st.id)).toEqual([first!.id, wait!.id, last!.id]);
+      expect(edited.steps[1]).toMatchObject({ type: 'wait', title: 'Cool off', duration_ms: 3 * HOUR });
+      // A refused edit changes nothing.
+      const before = await snapshot(w.org.id);
+      await refused(s().workflows.replaceStep(w.owner, workflow.id, wait!.id, { type: 'wait', duration: '31d' }), 400, 'validation_failed');
+      await refused(s().workflows.replaceStep(w.owner, workflow.id, 'step_unknown', { type: 'wait', duration: '1h' }), 404, 'not_found');
+      expect(await snapshot(w.org.id)).toEqual(before);
+
+      const up = await s().workflows.moveStep(w.owner, workflow.id, last!.id, 'up');
+      expect(up.steps.map((st) => st.id)).toEqual([first!.id, last!.id, wait!.id]);
+      expect(up.version).toBe(3);
+      // Past either end: nothing written, the same version.
+      const still = await s().workflows.moveStep(w.owner, workflow.id, first!.id, 'up');
+      expect(still.version).toBe(3);
+      expect(still.steps.map((st) => st.id)).toEqual([first!.id, last!.id, wait!.id]);
+      const viewer = await w.person('viewer');
+      await refused(s().workflows.moveStep(viewer, workflow.id, first!.id, 'down'), 403, 'forbidden');
+    });
+
+    it('an archived project takes no new workflow, task or run (409, nothing written); unarchived, it does again', async () => {
+      const w = await world();
+      const workflow = await s().workflows.create(w.owner, w.projectId, { name: 'Ready', steps: [{ type: 'wait', duration: '1h' }] });
+      await s().projects.update(w.owner, w.projectId, { status: 'archived' });
+      const before = await snapshot(w.org.id);
+      for (const attempt of [
+        s().workflows.create(w.owner, w.projectId, { name: 'Late' }),
+        s().tasks.create(w.owner, w.projectId, { title: 'Late task', assignee_id: null, due_at: null }),
+        s().workflows.startRun(w.owner, workflow.id),
+      ]) {
+        const err = await refused(attempt, 409, 'conflict');
+        expect(err.message).toBe('this project is archived; unarchive it before adding workflows, tasks or runs');
+      }
+      expect(await snapshot(w.org.id)).toEqual(before);
+      await s().projects.update(w.owner, w.projectId, { status: 'active' });
+      expect((await s().workflows.startRun(w.owner, workflow.id)).status).toBe('queued');
+    });
+  });
+
   describe('permissions', () => {
     it('a viewer cannot create, edit, run, cancel or assign (403 forbidden, nothing changed) but can read', async () => {
       const w = await world();

@@ -1,4 +1,3 @@
-import { requireProjectTakesNewWork } from './work-rules.js';
 import type { Repositories } from '../db/repositories/index.js';
 import type { RunRow, TaskRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
@@ -10,6 +9,7 @@ import { createdChanges, recordAudit } from './audit.js';
 import { recordAssignment, taskTarget, wakeRunAfterTask } from './run-transitions.js';
 import { checkText, optionalLongText, requireMember } from './workflow-steps.js';
 import { requireWritable } from './workspace.js';
+import { requireProjectTakesNewWork } from './work-rules.js';
 
 export interface Task {
   id: string;

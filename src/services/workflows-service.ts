@@ -1,4 +1,3 @@
-import { requireProjectTakesNewWork, workflowCanRun, WORKFLOW_WITHOUT_STEPS } from './work-rules.js';
 import type { RunRow, RunStepRow, WorkflowRow, WorkflowStepDefinition } from '../db/schema.js';
 import type { Repositories } from '../db/repositories/index.js';
 import type { Store } from '../db/store.js';
@@ -13,6 +12,7 @@ import { runTarget } from './run-transitions.js';
 import { requireWritable } from './workspace.js';
 import { toRun, type Run } from './runs-view.js';
 import { checkText, describeStep, MAX_STEPS, optionalLongText, parseSteps, readStep, type StepInput } from './workflow-steps.js';
+import { requireProjectTakesNewWork, workflowCanRun, WORKFLOW_WITHOUT_STEPS } from './work-rules.js';
 
 export { checkText };
 

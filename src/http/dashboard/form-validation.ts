@@ -27,7 +27,8 @@ export function validateAs<T>(schema: TSchema, value: unknown): T {
  * field ("Enter a name"), counts agree with their nouns ("at least 1 character").
  */
 export function fieldMessage(label: string, message: string): string {
-  if (/^must (?:be at least 1 characters?|have at least 1 item)/.test(message)) return `Enter ${/^[aeiou]/i.test(label) ? 'an' : 'a'} ${label.toLowerCase()}`;
+  if (/^must be at least 1 characters?/.test(message)) return `Enter ${/^[aeiou]/i.test(label) ? 'an' : 'a'} ${label.toLowerCase()}`;
+  if (/^must have at least 1 item/.test(message)) return `Choose at least one ${label.toLowerCase().replace(/s$/, '')}`;
   return `${label} ${message.replace(/\b1 (character|item|day|hour|minute|second)s\b/g, '1 $1')}`;
 }
 
