@@ -1,7 +1,6 @@
 import type { ComponentChildren } from 'preact';
-import { useContext } from 'preact/hooks';
 import { formatDay, formatUtc, relativeTime } from '../../../lib/time.js';
-import { FormOrigin } from '../render.js';
+import { currentFormOrigin } from '../render.js';
 
 /** A problem to show: at the top of the page (role="alert") and, when it names a field, beside that field. */
 export interface FormError {
@@ -41,7 +40,7 @@ export function Notice({ children }: { children?: ComponentChildren }) {
 
 /** The form's CSRF token, and the page it is on (where a refusal brings the reader back to). */
 export function CsrfField({ token }: { token: string }) {
-  const from = useContext(FormOrigin);
+  const from = currentFormOrigin();
   return (
     <>
       <input type="hidden" name="_csrf" value={token} />
