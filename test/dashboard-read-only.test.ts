@@ -203,6 +203,25 @@ describe.each(testDialects())('dashboard while read-only (%s)', (dialect) => {
     expect(await orgSnapshot(env.container, w.org.id)).toEqual(before);
   });
 
+  it('a refused form sent from a page goes back to that page with the refusal shown once; a reload posts nothing', async () => {
+    const before = await orgSnapshot(env.container, w.org.id);
+    await owner.get('/dashboard/projects');
+    const res = await owner.post('/dashboard/projects', { name: 'Typed during the grace period', description: '', status: 'active', _from: '/dashboard/projects?status=active' });
+    expect(res.status).toBe(303);
+    expect(res.location).toBe('/dashboard/projects?status=active');
+    const page = await owner.follow(res);
+    expect(page.status).toBe(200);
+    expect(alertOf(page.text)).toContain('This workspace is read-only since its subscription was cancelled');
+    // Shown once; the address is a GET, so reloading it changes nothing.
+    expect(alertOf((await owner.get(res.location!)).text)).toBe('');
+    expect(await orgSnapshot(env.container, w.org.id)).toEqual(before);
+    // A `_from` outside the dashboard is not followed: the refusal is the page itself.
+    await owner.get('/dashboard/projects');
+    const elsewhere = await owner.post('/dashboard/projects', { name: 'x', description: '', status: 'active', _from: 'https://evil.example/dashboard' });
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.location).toBeUndefined();
+  });
+
   it('a role that cannot act keeps its forbidden page first', async () => {
     const viewer = await DashboardClient.signedIn(env, w.org.id, w.viewer.userId);
     await viewer.get('/dashboard/projects');
