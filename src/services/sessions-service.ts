@@ -32,8 +32,8 @@ export interface ResolvedSession {
   organizationName: string;
   workspace: Workspace;
   actor: UserActor;
-  /** The one-time slot holds something for the next page. */
-  hasFlash: boolean;
+  /** The one-time slot as read with the session (sealed), or null when it is empty. */
+  sealedFlash: string | null;
 }
 
 export function sessionActor(user: UserRow, sessionId: string | null, context: ActorContext, workspace: Workspace): UserActor {
@@ -104,7 +104,7 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
         organizationName: found.organizationName,
         workspace: found.workspace,
         actor: sessionActor(user, session.id, context, found.workspace),
-        hasFlash: session.flash !== null,
+        sealedFlash: session.flash,
       };
     },
 
@@ -116,10 +116,13 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
       await store.repos.sessions.setFlash(session.actor.orgId, session.sessionId, sealForToken(token, JSON.stringify(value)));
     },
 
-    /** What the slot held, emptied in the same statement: shown once, by one page, even with two tabs. */
-    async takeFlash(session: Pick<ResolvedSession, 'sessionId' | 'actor'>, token: string): Promise<unknown> {
-      const sealed = await store.repos.sessions.takeFlash(session.actor.orgId, session.sessionId);
-      if (sealed === null) return null;
+    /**
+     * What the slot held when the session was read, emptied by one conditional UPDATE (no second read): shown
+     * once, by one page, even with two tabs.
+     */
+    async takeFlash(session: Pick<ResolvedSession, 'sessionId' | 'actor' | 'sealedFlash'>, token: string): Promise<unknown> {
+      const sealed = session.sealedFlash;
+      if (sealed === null || !(await store.repos.sessions.clearFlash(session.actor.orgId, session.sessionId, sealed))) return null;
       const text = openForToken(token, sealed);
       return text === null ? null : (JSON.parse(text) as unknown);
     },

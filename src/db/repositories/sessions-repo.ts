@@ -57,21 +57,18 @@ export function sessionsRepository({ db }: RepoContext) {
     },
 
     /**
-     * Empties the slot and returns what it held. RETURNING gives the new value (null) in both dialects, so
-     * the value is read, then cleared only if it is still the same: of two tabs, one shows it.
+     * Empties the slot if it still holds `expected` (read with the session); true when this call emptied it,
+     * so of two tabs showing a page at once, one shows what it held.
      */
-    async takeFlash(orgId: string, sessionId: string): Promise<string | null> {
-      const row = await db.selectFrom('sessions').select('flash').where('org_id', '=', orgId).where('id', '=', sessionId).executeTakeFirst();
-      const flash = row?.flash ?? null;
-      if (flash === null) return null;
+    async clearFlash(orgId: string, sessionId: string, expected: string): Promise<boolean> {
       const cleared = await db
         .updateTable('sessions')
         .set({ flash: null })
         .where('org_id', '=', orgId)
         .where('id', '=', sessionId)
-        .where('flash', '=', flash)
+        .where('flash', '=', expected)
         .executeTakeFirst();
-      return Number(cleared.numUpdatedRows) === 1 ? flash : null;
+      return Number(cleared.numUpdatedRows) === 1;
     },
 
     async delete(orgId: string, sessionId: string): Promise<boolean> {

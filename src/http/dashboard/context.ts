@@ -42,8 +42,6 @@ export interface PageContext {
   session: ResolvedSession;
   viewer: Viewer;
   csrf: string;
-  /** The one-time notice, refusal or secret for this page view. */
-  flash: Flash | null;
 }
 
 export function pageContext(request: FastifyRequest): PageContext {
@@ -63,7 +61,6 @@ export function pageContext(request: FastifyRequest): PageContext {
       flash,
     },
     csrf: csrfToken(csrfSecret),
-    flash,
   };
 }
 
@@ -79,19 +76,17 @@ export function publicCsrf(request: FastifyRequest, reply: FastifyReply, cookies
 }
 
 export function sendPage(reply: FastifyReply, page: JSX.Element, status = 200): FastifyReply {
-  const request = reply.request;
+  return reply.code(status).type('text/html; charset=utf-8').send(renderPage(page, formOriginOf(reply.request, status)));
+}
+
+/** The page this page's forms are on (`_from`, where a refusal returns), or null when there is none to name. */
+function formOriginOf(request: FastifyRequest, status: number): string | null {
+  // A page open without a session has no session to carry a refusal; its address may even hold a link's token.
+  if (request.routeOptions.config?.dashboardPublic || !request.dashboard?.session) return null;
   // A form re-shown after a refusal keeps the page it first came from.
-  // An error page of a GET names no page to come back to (its address is the problem), and a page open
-  // without a session has no session to carry a refusal: its address may even hold a link's token.
-  const from =
-    request.routeOptions.config?.dashboardPublic || !request.dashboard?.session
-      ? null
-      : request.method === 'GET'
-        ? status < 400
-          ? request.url
-          : null
-        : safeDashboardPath((request.body as Record<string, unknown> | undefined)?._from);
-  return reply.code(status).type('text/html; charset=utf-8').send(renderPage(page, from));
+  if (request.method !== 'GET') return safeDashboardPath((request.body as Record<string, unknown> | undefined)?._from);
+  // An error page of a GET names no page to come back to: its address is the problem.
+  return status < 400 ? request.url : null;
 }
 
 /**

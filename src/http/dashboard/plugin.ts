@@ -98,7 +98,7 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
       keepFlash: session ? (flash) => services.sessions.putFlash(session, token!, flash) : null,
     };
     // The one-time slot is emptied by the page shown next, not by a form's post nor a progress fragment.
-    if (session?.hasFlash && request.method === 'GET' && !request.routeOptions.config.dashboardFragment) {
+    if (session?.sealedFlash && request.method === 'GET' && !request.routeOptions.config.dashboardFragment) {
       request.dashboard.flash = asFlash(await services.sessions.takeFlash(session, token!));
     }
     if (session || request.routeOptions.config.dashboardPublic) return;

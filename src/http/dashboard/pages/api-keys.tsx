@@ -149,7 +149,7 @@ interface ApiKeysViewProps {
 }
 
 function ApiKeysView({ page, keys, form = EMPTY_FORM, errors: formErrors = [] }: ApiKeysViewProps) {
-  const created = flashSecret(page.flash, 'api_key');
+  const created = flashSecret(page.viewer.flash, 'api_key');
   return (
     <Layout title="API keys" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={formErrors}>
       {created ? <NewKey created={{ key: created.value }} /> : null}

@@ -98,7 +98,7 @@ export const webhookSettingsPages: FastifyPluginAsyncTypebox<AppDeps> = async (a
   app.get('/webhooks/:id/rotated', { schema: { ...pageSchema(), params: WebhookParams } }, async (request, reply) => {
     const page = pageContext(request);
     const webhook = await webhooks.get(page.actor, pathId(request.params.id, 'webhook'));
-    const secret = flashSecret(page.flash, 'rotated_secret', webhook.id);
+    const secret = flashSecret(page.viewer.flash, 'rotated_secret', webhook.id);
     // Shown once: a reload (or a shared link) goes to the subscription, the secret is not kept anywhere.
     if (!secret) return seeOther(reply, subscriptionHref(webhook.id));
     return sendPage(reply, <RotatedView page={page} webhook={webhook} secret={secret.value} previousExpiresAt={secret.previousExpiresAt ?? null} />);

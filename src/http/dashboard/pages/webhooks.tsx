@@ -149,7 +149,7 @@ interface WebhooksViewProps {
 }
 
 function WebhooksView({ page, list, outcomes, cursor, form = EMPTY_FORM, errors: formErrors = [] }: WebhooksViewProps) {
-  const secret = flashSecret(page.flash, 'webhook_secret');
+  const secret = flashSecret(page.viewer.flash, 'webhook_secret');
   const created = secret ? { id: secret.id, url: secret.label ?? '', secret: secret.value } : null;
   // Hiding what a role cannot use; the services refuse it anyway.
   const canCreate = canChange(page.actor, 'webhooks', 'create');
