@@ -159,7 +159,9 @@ export function formatBytes(bytes: number): string {
   return `${sizes.format(shown)} ${units[unit]}`;
 }
 
-/** "1 delivery", "2 deliveries": a count with its noun agreeing. */
+const counts = new Intl.NumberFormat('en-US');
+
+/** "1 delivery", "2 deliveries", "1,500 minutes": a count with its noun agreeing. */
 export function countOf(n: number, singular: string, pluralForm = `${singular}s`): string {
-  return `${new Intl.NumberFormat('en-US').format(n)} ${n === 1 ? singular : pluralForm}`;
+  return `${counts.format(n)} ${n === 1 ? singular : pluralForm}`;
 }

@@ -1,3 +1,5 @@
+import { countOf } from './text.js';
+
 /** Milliseconds since the epoch; stored as integers in both dialects. */
 export type EpochMs = number;
 
@@ -37,8 +39,6 @@ export function toIso(ms: EpochMs): string {
   return `${cachedPrefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
 }
 
-const counts = new Intl.NumberFormat('en-US');
-
 /** A period in words, in the largest unit that divides it: "7 days", "1 day", "12 hours", "90 minutes". */
 export function durationInWords(ms: number): string {
   const units: [number, string][] = [
@@ -48,12 +48,9 @@ export function durationInWords(ms: number): string {
     [1000, 'second'],
   ];
   for (const [size, unit] of units) {
-    if (ms >= size && ms % size === 0) {
-      const n = ms / size;
-      return `${counts.format(n)} ${unit}${n === 1 ? '' : 's'}`;
-    }
+    if (ms >= size && ms % size === 0) return countOf(ms / size, unit);
   }
-  return `${counts.format(ms)} ms`;
+  return countOf(ms, 'ms', 'ms');
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -70,8 +67,6 @@ export function formatUtc(ms: EpochMs, options: { seconds?: boolean } = {}): str
   return `${formatDay(ms)}, ${iso.slice(11, options.seconds ? 19 : 16)} UTC`;
 }
 
-const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
-
 /**
  * "3 minutes ago" / "in 2 hours" for a time within a day of `now`, else null (the exact time reads better
  * than "40 days ago"). Under a minute is "just now" (or "in under a minute").
@@ -81,6 +76,6 @@ export function relativeTime(ms: EpochMs, now: EpochMs): string | null {
   const abs = Math.abs(diff);
   if (abs >= DAY_MS) return null;
   if (abs < 60_000) return diff <= 0 ? 'just now' : 'in under a minute';
-  const words = abs < HOUR_MS ? plural(Math.floor(abs / 60_000), 'minute') : plural(Math.floor(abs / HOUR_MS), 'hour');
+  const words = abs < HOUR_MS ? countOf(Math.floor(abs / 60_000), 'minute') : countOf(Math.floor(abs / HOUR_MS), 'hour');
   return diff < 0 ? `${words} ago` : `in ${words}`;
 }

@@ -4,7 +4,7 @@ import { DomainError, errors } from '../../errors.js';
 import { randomToken } from '../../lib/ids.js';
 import { authorize, type UserActor } from '../../services/actor.js';
 import type { Action, ResourceKind } from '../../services/permissions.js';
-import { workspaceReadOnlyError } from '../../services/workspace.js';
+import { isWritable, workspaceReadOnlyError } from '../../services/workspace.js';
 import type { ResolvedSession } from '../../services/sessions-service.js';
 import type { DashboardCookies } from './cookies.js';
 import { csrfToken } from './csrf.js';
@@ -142,5 +142,5 @@ export const isReadOnlyRefusal = (error: unknown): boolean => error instanceof D
  */
 export function authorizeChange(actor: UserActor, resource: ResourceKind, action: Action): void {
   authorize(actor, resource, action);
-  if (actor.workspace.state !== 'active') throw workspaceReadOnlyError(actor.workspace);
+  if (!isWritable(actor)) throw workspaceReadOnlyError(actor.workspace);
 }

@@ -6,7 +6,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { BILLING, BillingView, CancelView, CONFIRM_FIELD } from '../views/billing-views.js';
-import { sentence } from '../views/workflow-views.js';
+import { sentence } from '../../../lib/text.js';
 
 const CancelForm = FormBody({ confirm_name: FormText(1024) });
 

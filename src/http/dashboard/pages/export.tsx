@@ -7,8 +7,7 @@ import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext 
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
-import { sentence } from '../views/workflow-views.js';
-import { formatBytes } from '../../../lib/text.js';
+import { formatBytes, sentence } from '../../../lib/text.js';
 import { progressFragment, progressVersion } from '../progress.js';
 
 const HERE = '/dashboard/export';

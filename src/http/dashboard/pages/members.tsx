@@ -59,9 +59,8 @@ interface MembersViewProps {
 }
 
 /** The rules decide which controls a row offers; a row without one says why in a line. */
-function RoleCell({ page, user, activeOwners, formErrors }: { page: PageContext; user: User; activeOwners: number; formErrors: readonly FormError[] }) {
+function RoleCell({ page, user, activeOwners, roleOptions, formErrors }: { page: PageContext; user: User; activeOwners: number; roleOptions: readonly { value: Role; label: string }[]; formErrors: readonly FormError[] }) {
   const { actor, csrf } = page;
-  const grantable = grantableRoles(actor);
   const refusal = memberChangeRefusal(actor, user, activeOwners, 'change_role');
   if (!canChange(actor, 'users', 'update') || refusal) {
     return (
@@ -79,7 +78,7 @@ function RoleCell({ page, user, activeOwners, formErrors }: { page: PageContext;
         name="role"
         label="Role"
         hiddenLabel
-        options={ROLE_OPTIONS.filter((o) => grantable.includes(o.value))}
+        options={roleOptions}
         value={user.role}
         error={errorFor(formErrors, roleFieldId(user.id))}
       />
@@ -130,7 +129,9 @@ function MembersView({ page, members, activeOwners, expiries, cursor, invite = E
   const canInvite = canChange(actor, 'users', 'create');
   const showActions = canChange(actor, 'users', 'delete');
   const headers = ['Name', 'Email', 'Role', 'Status', ...(showActions ? ['Actions'] : [])];
+  // The roles this viewer may grant, for the invitation and every row's select.
   const grantable = grantableRoles(actor);
+  const roleOptions = ROLE_OPTIONS.filter((o) => grantable.includes(o.value));
   return (
     <Layout title="Members" viewer={page.viewer} csrf={csrf} current={HERE} errors={formErrors}>
       {canInvite ? (
@@ -152,7 +153,7 @@ function MembersView({ page, members, activeOwners, expiries, cursor, invite = E
               id="invite-role"
               name="role"
               label="Role"
-              options={ROLE_OPTIONS.filter((o) => grantable.includes(o.value))}
+              options={roleOptions}
               value={invite.role}
               error={errorFor(formErrors, 'invite-role')}
             />
@@ -171,7 +172,7 @@ function MembersView({ page, members, activeOwners, expiries, cursor, invite = E
               <Email address={user.email} />
             </td>
             <td>
-              <RoleCell page={page} user={user} activeOwners={activeOwners} formErrors={formErrors} />
+              <RoleCell page={page} user={user} activeOwners={activeOwners} roleOptions={roleOptions} formErrors={formErrors} />
             </td>
             <td>
               <StatusCell user={user} expiries={expiries} />

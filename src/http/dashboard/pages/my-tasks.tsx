@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { DomainError, errors } from '../../../errors.js';
 import { isWritable } from '../../../services/workspace.js';
 import { mayFinishTask, type Task, type TaskResolution } from '../../../services/tasks-service.js';
+import { sentence } from '../../../lib/text.js';
 import type { AppDeps } from '../../app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
@@ -11,7 +12,7 @@ import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
-import { projectHref, runHref, sentence, TASK_KIND_WORDS } from '../views/workflow-views.js';
+import { projectHref, runHref, TASK_KIND_WORDS } from '../views/workflow-views.js';
 
 const HERE = '/dashboard/tasks';
 

@@ -5,6 +5,7 @@ import { canChange, isWritable } from '../../../services/workspace.js';
 import { isActiveRun } from '../../../services/run-transitions.js';
 import { mayFinishTask } from '../../../services/tasks-service.js';
 import type { RunDetail, RunStep } from '../../../services/runs-view.js';
+import { sentence } from '../../../lib/text.js';
 import type { AppDeps } from '../../app-deps.js';
 import { memberLabel } from '../members-options.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
@@ -13,7 +14,7 @@ import { progressFragment, progressVersion } from '../progress.js';
 import { ActionForm, CsrfField, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
-import { RUN_STATUS_WORDS, runHref, sentence, startedBy, STEP_TYPE_WORDS, TASK_STATUS_WORDS, workflowHref } from '../views/workflow-views.js';
+import { RUN_STATUS_WORDS, runHref, startedBy, STEP_TYPE_WORDS, TASK_STATUS_WORDS, workflowHref } from '../views/workflow-views.js';
 
 const PROJECTS = '/dashboard/projects';
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../../../config.js';
 import { DomainError, errors, type ErrorDetail } from '../../../errors.js';
+import { sentence } from '../../../lib/text.js';
 import { DAY_MS, durationInWords, systemClock, toIso } from '../../../lib/time.js';
 import { can } from '../../../services/actor.js';
 import { canChange } from '../../../services/workspace.js';
@@ -108,7 +109,6 @@ function listHref(webhookId: string, text: FilterText, cursor?: string | null): 
 }
 
 /** A service's refusal as a sentence: its messages start in lower case, as API error messages do. */
-const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1);
 
 /** What the endpoint made of a test event, for the delivery page the test form leads to. */
 /** A bulk replay still re-queueing, or whose re-queued deliveries have not all settled. */
@@ -133,7 +133,7 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
       services.deliveryStats.hourly(page.actor, { webhookId }),
       canReplay ? services.replayJobs.listRecent(page.actor, webhookId) : Promise.resolve([]),
     ]);
-    const view = { page, config, webhook, health, jobs, text, cursor, notice: null };
+    const view = { page, config, webhook, health, jobs, text, cursor };
     try {
       const list = await services.deliveries.list(page.actor, webhookId, { limit: PAGE_SIZE, cursor, filter: toFilter(text) });
       return sendPage(reply, <SubscriptionView {...view} list={list} />);
@@ -185,7 +185,7 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
     const webhookId = pathId(request.params.id, 'webhook');
     const delivery = await services.deliveries.get(page.actor, webhookId, pathId(request.params.dlv, 'delivery'));
     const webhook = await services.webhooks.get(page.actor, webhookId);
-    return sendPage(reply, <DeliveryView page={page} webhook={webhook} delivery={delivery} notice={null} />);
+    return sendPage(reply, <DeliveryView page={page} webhook={webhook} delivery={delivery} />);
   });
 
   progressFragment<{ id: string; dlv: string }>(app, '/webhooks/:id/deliveries/:dlv/progress', DeliveryParams, async (request) => {
@@ -228,17 +228,16 @@ interface SubscriptionViewProps {
   /** Absent when the filter was refused: the page then shows the form and its problems instead of the table. */
   list?: HistoryResult;
   errors?: FormError[];
-  notice: string | null;
 }
 
-function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, list, errors: problems, notice }: SubscriptionViewProps) {
+function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, list, errors: problems }: SubscriptionViewProps) {
   const canReplay = canChange(page.actor, 'webhooks', 'create');
   const canDelete = can(page.actor, 'webhooks', 'delete');
   const mayChange = canChange(page.actor, 'webhooks', 'update');
   const filtered = FILTER_FIELDS.some((field) => text[field] !== undefined);
   const progress = jobs.some(replayInProgress) ? { url: `${subscriptionHref(webhook.id)}/replays/progress`, version: progressVersion(jobs.map(replayState)) } : null;
   return (
-    <Layout title={`Subscription ${webhook.url}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} notice={notice} progress={progress}>
+    <Layout title={`Subscription ${webhook.url}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} progress={progress}>
       <p class="lead">
         Events: {webhook.events.map((e, i) => (
           <>

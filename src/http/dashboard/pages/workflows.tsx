@@ -8,6 +8,7 @@ import { formatStepDuration, type StepInput } from '../../../services/workflow-s
 import type { Workflow, WorkflowStep } from '../../../services/workflows-service.js';
 import { projectTakesNewWork, workflowCanRun } from '../../../services/work-rules.js';
 import { canChange } from '../../../services/workspace.js';
+import { sentence } from '../../../lib/text.js';
 import type { AppDeps } from '../../app-deps.js';
 import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
@@ -15,7 +16,7 @@ import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, CsrfField, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
-import { projectHref, RUN_STATUS_WORDS, runHref, sentence, startedBy, STEP_TYPE_WORDS, workflowHref } from '../views/workflow-views.js';
+import { projectHref, RUN_STATUS_WORDS, runHref, startedBy, STEP_TYPE_WORDS, workflowHref } from '../views/workflow-views.js';
 
 const PROJECTS = '/dashboard/projects';
 /** Runs per page of the "Runs" table, newest first. */

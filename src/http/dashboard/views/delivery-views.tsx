@@ -316,7 +316,6 @@ export interface DeliveryViewProps {
   page: PageContext;
   webhook: Webhook;
   delivery: DeliveryDetail;
-  notice?: string | null;
   errors?: FormError[];
 }
 
@@ -325,14 +324,14 @@ export interface DeliveryViewProps {
 export const deliveryState = (delivery: Pick<DeliveryDetail, 'status' | 'attempts'>) => [delivery.status, delivery.attempts];
 export const deliveryInProgress = (delivery: Pick<DeliveryDetail, 'status'>) => delivery.status === 'pending' || delivery.status === 'retrying';
 
-export function DeliveryView({ page, webhook, delivery, notice, errors: problems }: DeliveryViewProps) {
+export function DeliveryView({ page, webhook, delivery, errors: problems }: DeliveryViewProps) {
   const canReplay = canChange(page.actor, 'webhooks', 'create');
   const here = deliveryHref(webhook.id, delivery.id);
   const progress = deliveryInProgress(delivery) ? { url: `${here}/progress`, version: progressVersion(deliveryState(delivery)) } : null;
   const replayable = delivery.status === 'delivered' || delivery.status === 'failed';
   const last = responseInWords(delivery.last_status_code, delivery.last_error);
   return (
-    <Layout title={`Delivery of ${delivery.event_type}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} notice={notice} progress={progress}>
+    <Layout title={`Delivery of ${delivery.event_type}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} progress={progress}>
       <p>
         <a href={subscriptionHref(webhook.id)}>Back to the subscription</a> <code class="webhook-url">{webhook.url}</code>
       </p>

@@ -22,12 +22,6 @@ export const projectHref = (projectId: string) => `/dashboard/projects/${encodeU
 export const workflowHref = (projectId: string, workflowId: string) => `${projectHref(projectId)}/workflows/${encodeURIComponent(workflowId)}`;
 export const runHref = (runId: string) => `/dashboard/runs/${encodeURIComponent(runId)}`;
 
-/** A service's refusal as a sentence on the page: its messages start in lower case, as API error messages do. */
-export function sentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
-  return /[.!?]$/.test(text) ? text : `${text}.`;
-}
-
 /** Who started a run, by today's name; the label recorded at the start (an e-mail) once they are gone. */
 export function startedBy(run: Pick<Run, 'started_by' | 'started_by_label'>, members: ReadonlyMap<string, string>): string {
   if (run.started_by === null) return run.started_by_label === 'cli' ? 'Command line' : run.started_by_label;
