@@ -179,12 +179,13 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
      * Removes a member, invited or active, with their invitation, sessions, password links and API keys,
      * in one transaction (CONTRACT 5, DASHBOARD 5). Their open tasks become unassigned.
      */
-    async remove(actor: Actor, userId: string): Promise<void> {
+    /** Returns the member as they were, for the door to say whom it removed. */
+    async remove(actor: Actor, userId: string): Promise<User> {
       authorize(actor, 'users', 'delete');
       await requireWritable(store.repos, actor);
       const { orgId } = actor;
       const now = clock.now();
-      await store.transaction(async (repos) => {
+      const removed = await store.transaction(async (repos) => {
         await repos.organizations.lock(orgId);
         const current = await repos.users.findById(orgId, userId);
         if (!current) throw errors.notFound('user');
@@ -198,9 +199,11 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
           changes: { role: { old: current.role, new: null }, status: { old: current.status, new: null } },
           at: now,
         });
+        return current;
       });
       // Cached principals of the user's keys die on every instance before this returns.
       await authEvents.userChanged(userId);
+      return toUser(removed);
     },
   };
 }

@@ -334,16 +334,18 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
      * Removes the subscription and cancels its pending deliveries together: no attempt starts after.
      * Allowed while the workspace is read-only (DASHBOARD 10): stopping deliveries is no change to the data.
      */
-    async remove(actor: Actor, webhookId: string): Promise<void> {
+    /** Returns the subscription as it was, for the door to say which one it deleted. */
+    async remove(actor: Actor, webhookId: string): Promise<Webhook> {
       authorize(actor, 'webhooks', 'delete');
       const { orgId } = actor;
       const now = clock.now();
-      await store.transaction(async (repos) => {
+      return store.transaction(async (repos) => {
         const existing = await repos.webhooks.findById(orgId, webhookId);
         const deleted = existing && (await repos.webhooks.delete(orgId, webhookId));
         if (!existing || !deleted) throw errors.notFound('webhook');
         await repos.events.cancelPendingForWebhook(orgId, webhookId, now, 'subscription_deleted');
         await recordAudit(repos, actor, { action: 'webhook.deleted', target: { type: 'webhook', id: webhookId, label: existing.url }, at: now });
+        return view(existing);
       });
     },
   };

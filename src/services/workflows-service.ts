@@ -99,7 +99,10 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     return row;
   }
 
-  /** Read-modify-write of one workflow's steps under its lock; `change` returns the new steps. */
+  /**
+   * Read-modify-write of one workflow's steps under its lock; `change` returns the new steps, or the very
+   * array it was given to change nothing (no write, no new version, no audit row).
+   */
   async function editSteps(
     actor: Actor,
     workflowId: string,
@@ -113,6 +116,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
       if (!current) throw errors.notFound('workflow');
       const before = parseSteps(current.steps);
       const after = await change(before, repos);
+      if (after === before) return current;
       const updated = await repos.workflows.update(actor.orgId, workflowId, { steps: JSON.stringify(after), version: current.version + 1, updated_at: now });
       await recordAudit(repos, actor, {
         action: 'workflow.updated',
@@ -228,14 +232,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     },
 
     /** Swaps a step with its neighbour; a move past either end changes nothing (and writes nothing). */
-    async moveStep(actor: Actor, workflowId: string, stepId: string, direction: 'up' | 'down'): Promise<Workflow> {
-      authorize(actor, 'projects', 'update');
-      await requireWritable(store.repos, actor);
-      const current = toWorkflow(await requireWorkflow(actor.orgId, workflowId));
-      const at = current.steps.findIndex((s) => s.id === stepId);
-      if (at < 0) throw errors.notFound('step');
-      const to = direction === 'up' ? at - 1 : at + 1;
-      if (to < 0 || to >= current.steps.length) return current;
+    moveStep(actor: Actor, workflowId: string, stepId: string, direction: 'up' | 'down'): Promise<Workflow> {
       return editSteps(actor, workflowId, async (steps) => {
         const from = steps.findIndex((s) => s.id === stepId);
         const target = direction === 'up' ? from - 1 : from + 1;

@@ -240,8 +240,7 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   // The service decides whose key this may be: another member's key is a 404 to a non-manager.
   app.post('/api-keys/:id/revoke', { schema: { hide: true, params: KeyParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    const key = await visibleKey(page, request.params.id);
-    await apiKeys.revoke(page.actor, key.id);
+    const key = await apiKeys.revoke(page.actor, pathId(request.params.id, 'API key'));
     return seeOther(reply, HERE, { notice: `API key ${key.name ? `"${key.name}" (${key.prefix}…)` : `${key.prefix}…`} revoked.` });
   });
 };

@@ -322,8 +322,7 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     pathId(id, 'member');
     let removed: User;
     try {
-      removed = await users.get(page.actor.orgId, id);
-      await users.remove(page.actor, id);
+      removed = await users.remove(page.actor, id);
     } catch (error) {
       const err = pageRefusal(reply, error, MEMBER_REFUSALS);
       return sendPage(reply, <MembersView page={page} {...await firstPage(page)} errors={[{ field: null, message: sentence(err.message) }]} />, err.status);

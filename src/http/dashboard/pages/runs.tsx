@@ -138,14 +138,14 @@ function RunView({ page, run, members, runAgain, errors: problems }: RunViewProp
           </div>
         ) : null}
       </dl>
-      {canCancel || (!active && runAgain) ? (
+      {canCancel || runAgain ? (
         <div class="actions page-actions">
           {canCancel ? (
             <a href={`${runHref(run.id)}/cancel`} class="button danger">
               Cancel run
             </a>
           ) : null}
-          {!active && runAgain ? <ActionForm action={runAgain} csrf={page.csrf} label="Run again" /> : null}
+          {runAgain ? <ActionForm action={runAgain} csrf={page.csrf} label="Run again" /> : null}
         </div>
       ) : null}
       <RunStepsTable page={page} run={run} members={members} />
@@ -163,9 +163,12 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
     return services.users.names(page.actor.orgId, ids);
   }
 
-  /** The workflow's run form when the viewer may start it again now (role, workspace, project, steps). */
+  /**
+   * The workflow's run form when the run has finished and the viewer may start another now (role, workspace,
+   * project, steps). An active run's page (reloaded as it progresses) reads nothing more.
+   */
   async function runAgain(page: PageContext, run: RunDetail): Promise<string | null> {
-    if (!canChange(page.actor, 'projects', 'update')) return null;
+    if (isActiveRun(run) || !canChange(page.actor, 'projects', 'update')) return null;
     try {
       const [workflow, project] = await Promise.all([services.workflows.get(page.actor, run.workflow_id), services.projects.get(page.actor.orgId, run.project_id)]);
       return projectTakesNewWork(project) && workflowCanRun(workflow) ? `${workflowHref(run.project_id, run.workflow_id)}/run` : null;

@@ -128,12 +128,11 @@ export const webhookSettingsPages: FastifyPluginAsyncTypebox<AppDeps> = async (a
     // The attempt's result is what the person came for: wait for it (at most the delivery deadline and a
     // little), then show the delivery; without a worker running it is shown as pending.
     const deadline = Date.now() + config.webhookTimeoutMs + 3000;
-    while (Date.now() < deadline) {
-      const delivery = await services.deliveries.get(page.actor, webhook.id, deliveryId);
-      if (delivery.status !== 'pending') break;
+    let delivery = await services.deliveries.get(page.actor, webhook.id, deliveryId);
+    while (delivery.status === 'pending' && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
+      delivery = await services.deliveries.get(page.actor, webhook.id, deliveryId);
     }
-    const delivery = await services.deliveries.get(page.actor, webhook.id, deliveryId);
     return seeOther(reply, deliveryHref(webhook.id, deliveryId), { notice: testNotice(delivery) });
   });
 

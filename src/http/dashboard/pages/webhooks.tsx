@@ -273,10 +273,7 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   // The service decides: 403 for a role that may not delete, 404 for an id not of this organisation.
   app.post('/webhooks/:id/delete', { schema: { hide: true, params: WebhookParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    const id = pathId(request.params.id, 'webhook');
-    authorize(page.actor, 'webhooks', 'delete');
-    const webhook = await webhooks.get(page.actor, id);
-    await webhooks.remove(page.actor, id);
+    const webhook = await webhooks.remove(page.actor, pathId(request.params.id, 'webhook'));
     return seeOther(reply, HERE, { notice: `Subscription to ${webhook.url} deleted. Its deliveries that had not gone out yet were cancelled.` });
   });
 };
