@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Signal } from '../lib/signal.js';
-import { createCoalescedRunner } from '../lib/wake-timer.js';
+import { startPolledJob } from '../lib/wake-timer.js';
 import type { ReplayJobsService } from '../services/replay-jobs-service.js';
 
 export interface ReplayRunner {
@@ -17,31 +17,13 @@ export interface ReplayRunner {
  */
 export function startReplayRunner(deps: { replayJobs: ReplayJobsService; waker: Signal; logger: FastifyBaseLogger; pollMs?: number }): ReplayRunner {
   const { replayJobs, waker, logger } = deps;
-  const pollMs = deps.pollMs ?? 1000;
-  let stopped = false;
-
-  async function drain(): Promise<void> {
-    while (!stopped && (await replayJobs.runBatch()) > 0) {
-      // Yield between batches: other work on this process (and on SQLite, other writers) goes on.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
-  const runner = createCoalescedRunner(drain, (err) => logger.error({ err }, 'replay runner: a batch failed; retrying at the next poll'), () => stopped);
-  const kick = runner.kick;
-
-  const unsubscribe = waker.subscribe(kick);
-  const timer = setInterval(kick, pollMs);
-  timer.unref?.();
-  kick();
-
-  return {
-    kick,
-    async stop() {
-      stopped = true;
-      unsubscribe();
-      clearInterval(timer);
-      await runner.idle();
+  return startPolledJob(
+    async (job) => {
+      while (!job.stopped() && (await replayJobs.runBatch()) > 0) {
+        // Yield between batches: other work on this process (and on SQLite, other writers) goes on.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     },
-  };
+    { pollMs: deps.pollMs ?? 1000, wakeOn: waker, onError: (err) => logger.error({ err }, 'replay runner: a batch failed; retrying at the next poll') },
+  );
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Container } from '../container.js';
 import type { BackgroundJob } from '../lifecycle/lifecycle-job.js';
-import { createCoalescedRunner } from '../lib/wake-timer.js';
+import { startPolledJob, type PolledJobContext } from '../lib/wake-timer.js';
 
 export interface ExportJobOptions {
   /** Poll fallback for exports requested on another process without a wake reaching this one; default 1 s. */
@@ -28,12 +28,11 @@ export function startExportJob(container: Container, options: ExportJobOptions =
   const owner = options.workerId ?? `exp_${randomBytes(8).toString('hex')}`;
   const pollMs = options.pollMs ?? 1000;
   const pruneEveryMs = options.pruneEveryMs ?? PRUNE_EVERY_MS;
-  const buildOptions = { ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}), shouldStop: () => stopped };
-  let stopped = false;
   let started = false;
   let prunedAt = -Infinity;
 
-  async function drain(): Promise<void> {
+  async function drain(job: PolledJobContext): Promise<void> {
+    const buildOptions = { ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}), shouldStop: job.stopped };
     if (!started) {
       started = true;
       if (store.dialect === 'sqlite') {
@@ -41,30 +40,16 @@ export function startExportJob(container: Container, options: ExportJobOptions =
         if (released > 0) logger.warn({ released }, 'export job: queued again the exports a previous process was building');
       }
     }
-    while (!stopped && (await services.exports.runNext(owner, buildOptions))) {
+    while (!job.stopped() && (await services.exports.runNext(owner, buildOptions))) {
       // Yield between exports: other work on this process goes on.
       await new Promise((resolve) => setImmediate(resolve));
     }
-    if (!stopped && Date.now() - prunedAt >= pruneEveryMs) {
+    if (!job.stopped() && Date.now() - prunedAt >= pruneEveryMs) {
       prunedAt = Date.now();
       const removed = await services.exports.prune();
       if (removed > 0) logger.info({ removed }, 'export job: removed expired exports');
     }
   }
 
-  const runner = createCoalescedRunner(drain, (err) => logger.error({ err }, 'export job: a pass failed; retrying at the next poll'), () => stopped);
-  const unsubscribe = waker.subscribe(runner.kick);
-  const poll = setInterval(runner.kick, pollMs);
-  poll.unref?.();
-  runner.kick();
-
-  return {
-    kick: runner.kick,
-    async stop() {
-      stopped = true;
-      unsubscribe();
-      clearInterval(poll);
-      await runner.idle();
-    },
-  };
+  return startPolledJob(drain, { pollMs, wakeOn: waker, onError: (err) => logger.error({ err }, 'export job: a pass failed; retrying at the next poll') });
 }

@@ -1,3 +1,5 @@
+import type { Signal } from './signal.js';
+
 /**
  * One timer that wakes a loop at the earliest moment anyone asked for: arming it for a later time than
  * the one already set does nothing, arming it sooner replaces it. Unref'd, so it never holds the process.
@@ -79,14 +81,18 @@ export interface PolledJobContext {
 
 /**
  * The shell the worker's jobs share: passes one at a time (createCoalescedRunner), an unref'd poll, a wake
- * timer the pass arms for the next due moment, and a stop that waits for the pass under way. The first
- * pass starts at once.
+ * timer the pass arms for the next due moment, optionally a signal that wakes it (work committed on any
+ * process), and a stop that waits for the pass under way. The first pass starts at once.
  */
-export function startPolledJob(pass: (job: PolledJobContext) => Promise<void>, options: { pollMs: number; onError: (err: unknown) => void }): PolledJob {
+export function startPolledJob(
+  pass: (job: PolledJobContext) => Promise<void>,
+  options: { pollMs: number; onError: (err: unknown) => void; wakeOn?: Signal },
+): PolledJob {
   let stopped = false;
   const timer = createWakeTimer(() => runner.kick());
   const context: PolledJobContext = { arm: (delayMs) => !stopped && timer.arm(delayMs), stopped: () => stopped };
   const runner = createCoalescedRunner(() => pass(context), options.onError, () => stopped);
+  const unsubscribe = options.wakeOn?.subscribe(runner.kick);
   const poll = setInterval(runner.kick, options.pollMs);
   poll.unref?.();
   runner.kick();
@@ -94,6 +100,7 @@ export function startPolledJob(pass: (job: PolledJobContext) => Promise<void>, o
     kick: runner.kick,
     async stop() {
       stopped = true;
+      unsubscribe?.();
       clearInterval(poll);
       timer.clear();
       await runner.idle();

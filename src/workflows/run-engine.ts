@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Signal } from '../lib/signal.js';
-import { createCoalescedRunner, createWakeTimer } from '../lib/wake-timer.js';
+import { startPolledJob, type PolledJobContext } from '../lib/wake-timer.js';
 import type { Clock } from '../lib/time.js';
 import type { RunsService } from '../services/runs-service.js';
 import { noTracing, type Tracing } from '../tracing/tracing.js';
@@ -44,14 +44,12 @@ export function startRunEngine(
   const batchSize = options.batchSize ?? 100;
   const parallel = Math.max(1, options.parallel ?? deps.parallelDefault);
   const pollMs = options.pollMs ?? 1000;
-  let stopped = false;
   let advanced = 0;
-  const timer = createWakeTimer(() => kick());
 
-  async function advanceAll(keys: { org_id: string; id: string }[]): Promise<void> {
+  async function advanceAll(job: PolledJobContext, keys: { org_id: string; id: string }[]): Promise<void> {
     let next = 0;
     const lane = async () => {
-      while (!stopped && next < keys.length) {
+      while (!job.stopped() && next < keys.length) {
         const key = keys[next++]!;
         try {
           // A span per step transition (tracing on): its queries, and the events it records, belong to it.
@@ -70,36 +68,19 @@ export function startRunEngine(
     await Promise.all(Array.from({ length: Math.min(parallel, keys.length) }, lane));
   }
 
-  async function drain(): Promise<void> {
+  async function drain(job: PolledJobContext): Promise<void> {
     for (;;) {
-      if (stopped) return;
+      if (job.stopped()) return;
       const keys = await runs.claimDue(owner, leaseMs, batchSize);
       if (keys.length === 0) break;
-      await advanceAll(keys);
+      await advanceAll(job, keys);
       // Yield between batches: other work on this process goes on.
       await new Promise((resolve) => setImmediate(resolve));
     }
     const due = await runs.nextDueAt();
-    if (due !== null && !stopped) timer.arm(Math.min(pollMs, Math.max(5, due - clock.now())));
+    if (due !== null) job.arm(Math.min(pollMs, Math.max(5, due - clock.now())));
   }
 
-  const runner = createCoalescedRunner(drain, (err) => logger.error({ err }, 'run engine: a claim failed; retrying at the next poll'), () => stopped);
-  const kick = runner.kick;
-
-  const unsubscribe = waker.subscribe(kick);
-  const poll = setInterval(kick, pollMs);
-  poll.unref?.();
-  kick();
-
-  return {
-    kick,
-    advanced: () => advanced,
-    async stop() {
-      stopped = true;
-      unsubscribe();
-      clearInterval(poll);
-      timer.clear();
-      await runner.idle();
-    },
-  };
+  const job = startPolledJob(drain, { pollMs, wakeOn: waker, onError: (err) => logger.error({ err }, 'run engine: a claim failed; retrying at the next poll') });
+  return { kick: job.kick, stop: job.stop, advanced: () => advanced };
 }
