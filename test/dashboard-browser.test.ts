@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
 import { recordAttempt } from './helpers/attempts.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked } from './helpers/browser.js';
+import { CHROMIUM, followClick, openWatchedPage, screenshotIfAsked, suiteBrowser } from './helpers/browser.js';
 import { cliJson } from './helpers/cli.js';
 import { latestInvitationToken } from './helpers/mail-outbox.js';
 import { createTestEnv, type TestEnv } from './helpers/test-env.js';
@@ -53,39 +53,27 @@ type PageName = (typeof PAGES)[number];
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
+  const chrome = suiteBrowser();
   let env: TestEnv;
-  let browser: Browser;
   let baseUrl: string;
   /** The full-access key `org create` printed: used to seed data over the API. */
   let cliKey = '';
   let orgId = '';
-  const contexts: BrowserContext[] = [];
   /** CSP refusals and uncaught page errors of the current test. */
-  const problems: string[] = [];
+  const problems = chrome.problems;
   const audited = new Set<PageName>();
 
   beforeAll(async () => {
     env = await createTestEnv('sqlite');
     baseUrl = await env.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await launchChromium();
   }, 60_000);
 
-  afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-    expect(problems.splice(0), 'Content-Security-Policy refusals or page errors').toEqual([]);
-  });
-
   afterAll(async () => {
-    await browser?.close();
     await env?.close();
   });
 
   /** A fresh browser profile (cookies of its own); closed after the test. */
-  async function newContext(options: { javaScriptEnabled?: boolean } = {}): Promise<BrowserContext> {
-    const context = await newDashboardContext(browser, options);
-    contexts.push(context);
-    return context;
-  }
+  const newContext = chrome.newContext;
 
   const openPage = (context: BrowserContext): Promise<Page> => openWatchedPage(context, problems);
 

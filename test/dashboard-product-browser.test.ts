@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
 import { cliActor } from '../src/services/actor.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked, signInThroughForm } from './helpers/browser.js';
+import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
 import { cancelSubscription, resumeSubscription } from './helpers/read-only.js';
 import { createTestEnv, type TestEnv } from './helpers/test-env.js';
 
@@ -21,8 +21,8 @@ const SKIP = !fs.existsSync(CHROMIUM) && !process.env.CI;
 const PASSWORD = 'product owner password';
 
 describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () => {
+  const chrome = suiteBrowser();
   let env: TestEnv;
-  let browser: Browser;
   let baseUrl = '';
   let orgId = '';
   let ownerId = '';
@@ -32,8 +32,6 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
   const memberEmail = 'mia@product.example';
   let adminId = '';
   let memberId = '';
-  const contexts: BrowserContext[] = [];
-  const problems: string[] = [];
 
   beforeAll(async () => {
     env = await createTestEnv('sqlite');
@@ -48,23 +46,14 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
     memberId = member.id;
     const hash = await hashPassword(PASSWORD);
     for (const id of [ownerId, adminId, memberId]) await env.container.store.repos.users.update(orgId, id, { password_hash: hash });
-    browser = await launchChromium();
   }, 60_000);
 
-  afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-    expect(problems.splice(0), 'Content-Security-Policy refusals or page errors').toEqual([]);
-  });
-
   afterAll(async () => {
-    await browser?.close();
     await env?.close();
   });
 
   async function signedInPage(email: string, javaScriptEnabled = true): Promise<Page> {
-    const context = await newDashboardContext(browser, { javaScriptEnabled });
-    contexts.push(context);
-    const page = await openWatchedPage(context, problems);
+    const page = await chrome.newPage({ javaScriptEnabled });
     await signInThroughForm(page, baseUrl, email, PASSWORD);
     return page;
   }

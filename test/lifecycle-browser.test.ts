@@ -1,13 +1,13 @@
 import fs from 'node:fs';
-import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import { startDeliveryWorker, type RunningWorker } from '../src/delivery/index.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { formatDay } from '../src/lib/time.js';
 import { GRACE_PERIOD_MS } from '../src/services/lifecycle-service.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked, signInThroughForm } from './helpers/browser.js';
+import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
 import { waitFor } from './helpers/https-receiver.js';
 import { createTestEnv, type TestEnv } from './helpers/test-env.js';
 
@@ -57,15 +57,13 @@ async function readZip(file: string): Promise<{ entries: string[]; manifest: unk
 }
 
 describe.skipIf(SKIP)('the subscription lifecycle in a browser (sqlite)', () => {
+  const chrome = suiteBrowser();
   let env: TestEnv;
   let worker: RunningWorker;
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let baseUrl = '';
   let orgId = '';
   let ownerKey = '';
-  const problems: string[] = [];
 
   beforeAll(async () => {
     env = await createTestEnv('sqlite');
@@ -78,20 +76,12 @@ describe.skipIf(SKIP)('the subscription lifecycle in a browser (sqlite)', () => 
     await env.container.store.repos.users.update(orgId, created.owner.id, { password_hash: await hashPassword(OWNER_PASSWORD) });
     expect((await api('POST', '/v1/projects', { name: 'Kept in the export' })).status).toBe(201);
 
-    browser = await launchChromium();
-    context = await newDashboardContext(browser);
-    page = await openWatchedPage(context, problems);
+    page = chrome.page;
 
     await signInThroughForm(page, baseUrl, OWNER_EMAIL, OWNER_PASSWORD);
   }, 60_000);
 
-  afterEach(() => {
-    expect(problems.splice(0), 'Content-Security-Policy refusals or page errors').toEqual([]);
-  });
-
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
     await worker?.stop();
     await env?.close();
   });

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import { Webhook } from 'standardwebhooks';
-import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked, signInThroughForm } from './helpers/browser.js';
+import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness, type ReceivedRequest } from './helpers/https-receiver.js';
 
 /*
@@ -26,16 +26,14 @@ function plainHeaders(request: ReceivedRequest): Record<string, string> {
 }
 
 describe.skipIf(SKIP)('webhook subscription settings in a browser (sqlite)', () => {
+  const chrome = suiteBrowser();
   let harness: DeliveryHarness;
-  let browser: Browser;
   let baseUrl = '';
   let apiKey = '';
-  let context: BrowserContext;
   let page: Page;
   let webhookId = '';
   let orgId = '';
   let gone = false;
-  const problems: string[] = [];
 
   beforeAll(async () => {
     harness = await startDeliveryHarness('sqlite', { WEBHOOK_RETRY_SCHEDULE: '50ms,50ms,50ms,50ms,50ms' }, { healthPollMs: 50 });
@@ -48,19 +46,11 @@ describe.skipIf(SKIP)('webhook subscription settings in a browser (sqlite)', () 
     await env.container.store.repos.users.update(created.organization.id, created.owner.id, { password_hash: await hashPassword(OWNER_PASSWORD) });
     const hook = await api('POST', '/v1/webhooks', { url: harness.receiver.url('/v1'), events: ['project.created'] });
     webhookId = hook.id;
-    browser = await launchChromium();
-    context = await newDashboardContext(browser);
-    page = await openWatchedPage(context, problems);
+    page = chrome.page;
     await signInThroughForm(page, baseUrl, OWNER_EMAIL, OWNER_PASSWORD);
   }, 60_000);
 
-  afterEach(() => {
-    expect(problems.splice(0), 'Content-Security-Policy refusals or page errors').toEqual([]);
-  });
-
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
     await harness?.close();
   });
 

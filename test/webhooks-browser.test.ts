@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../src/index.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked, signInThroughForm } from './helpers/browser.js';
+import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness, type ReceivedRequest } from './helpers/https-receiver.js';
 
 /*
@@ -24,18 +24,16 @@ const OWNER_PASSWORD = 'webhooks owner password';
 const PATHNAME = '/flaky';
 
 describe.skipIf(SKIP)('webhook pages in a browser (sqlite)', () => {
+  const chrome = suiteBrowser();
   let harness: DeliveryHarness;
-  let browser: Browser;
   let baseUrl = '';
   let apiKey = '';
   let orgId = '';
-  let context: BrowserContext;
   let page: Page;
   /** The receiver answers 503 with a body while this is false. */
   let healthy = false;
   let secret = '';
   let subscriptionUrl = '';
-  const problems: string[] = [];
 
   beforeAll(async () => {
     // Six attempts a fraction of a second apart, so an outage fails a delivery for good within a second.
@@ -50,18 +48,10 @@ describe.skipIf(SKIP)('webhook pages in a browser (sqlite)', () => {
     orgId = created.organization.id;
     apiKey = created.api_key.key;
     await env.container.store.repos.users.update(orgId, created.owner.id, { password_hash: await hashPassword(OWNER_PASSWORD) });
-    browser = await launchChromium();
-    context = await newDashboardContext(browser);
-    page = await openWatchedPage(context, problems);
+    page = chrome.page;
   }, 60_000);
 
-  afterEach(() => {
-    expect(problems.splice(0), 'Content-Security-Policy refusals or page errors').toEqual([]);
-  });
-
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
     await harness?.close();
   });
 

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import type { Browser, BrowserContext, Locator, Page, Response } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../src/index.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { assertAccessible } from './helpers/axe.js';
-import { CHROMIUM, followClick, launchChromium, newDashboardContext, openWatchedPage, screenshotIfAsked, signInThroughForm } from './helpers/browser.js';
+import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from './helpers/https-receiver.js';
 
 /*
@@ -30,14 +30,12 @@ interface Envelope {
 }
 
 describe.skipIf(SKIP)('workflow pages in a browser (sqlite)', () => {
+  const chrome = suiteBrowser();
   let harness: DeliveryHarness;
-  let browser: Browser;
   let baseUrl = '';
   let ownerId = '';
-  let context: BrowserContext;
   let page: Page;
   let projectUrl = '';
-  const problems: string[] = [];
 
   beforeAll(async () => {
     harness = await startDeliveryHarness('sqlite', {});
@@ -58,20 +56,12 @@ describe.skipIf(SKIP)('workflow pages in a browser (sqlite)', () => {
     expect(project.status).toBe(201);
     projectUrl = `${baseUrl}/dashboard/projects/${(project.body as { id: string }).id}`;
 
-    browser = await launchChromium();
-    context = await newDashboardContext(browser);
-    page = await openWatchedPage(context, problems);
+    page = chrome.page;
 
     await signInThroughForm(page, baseUrl, OWNER_EMAIL, OWNER_PASSWORD);
   }, 60_000);
 
-  afterEach(() => {
-    expect(problems.splice(0), 'Content-Security-Policy refusals or page errors').toEqual([]);
-  });
-
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
     await harness?.close();
   });
 

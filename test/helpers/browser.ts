@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page, type Response } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 
 /** Debian's Chromium (apt package `chromium`); never a downloaded browser. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -61,4 +62,55 @@ export async function signInThroughForm(page: Page, baseUrl: string, email: stri
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await followClick(page, page.getByRole('button', { name: 'Sign in' }));
+}
+
+/** A suite's Chromium: its first page, more profiles on demand, and what the pages reported. */
+export interface SuiteBrowser {
+  /** One page in its own profile, open for the whole suite (set before the suite's own `beforeAll` runs). */
+  readonly page: Page;
+  /** Another profile (cookies of its own), closed after the test that opened it. */
+  newContext(options?: { javaScriptEnabled?: boolean }): Promise<BrowserContext>;
+  /** A watched page in a new profile, closed after the test. */
+  newPage(options?: { javaScriptEnabled?: boolean }): Promise<Page>;
+  /** CSP refusals and uncaught page errors of the current test; each test must end with none. */
+  readonly problems: string[];
+}
+
+/**
+ * The hooks every browser suite had: Chromium launched before the suite's own `beforeAll` (call this first
+ * in the `describe`), a watched page for the suite, the profiles a test opened closed after it, and a test
+ * failed by any Content-Security-Policy refusal or page error it caused.
+ */
+export function suiteBrowser(): SuiteBrowser {
+  let browser: Browser;
+  let suiteContext: BrowserContext;
+  let page: Page;
+  const contexts: BrowserContext[] = [];
+  const problems: string[] = [];
+  beforeAll(async () => {
+    browser = await launchChromium();
+    suiteContext = await newDashboardContext(browser);
+    page = await openWatchedPage(suiteContext, problems);
+  }, 60_000);
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+    expect(problems.splice(0), 'Content-Security-Policy refusals or page errors').toEqual([]);
+  });
+  afterAll(async () => {
+    await suiteContext?.close();
+    await browser?.close();
+  });
+  const newContext = async (options: { javaScriptEnabled?: boolean } = {}) => {
+    const context = await newDashboardContext(browser, options);
+    contexts.push(context);
+    return context;
+  };
+  return {
+    get page() {
+      return page;
+    },
+    newContext,
+    newPage: async (options) => openWatchedPage(await newContext(options), problems),
+    problems,
+  };
 }
