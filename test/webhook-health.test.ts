@@ -7,7 +7,8 @@ import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpe
 import { makeSelfSignedCertificate, startHttpsReceiver, waitFor, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { decodeQuotedPrintable, outboxMessages } from './helpers/mail-outbox.js';
-import { cliJson, createCliWorld, startServe, type ServeProcess } from './helpers/cli.js';
+import { cliJson, startServe, type ServeProcess } from './helpers/cli.js';
+import { serveFixture, stopServe } from './helpers/serve-fixture.js';
 
 const HOUR = 3_600_000;
 const LIMIT = 30 * HOUR;
@@ -212,41 +213,17 @@ describe.each(testDialects())('webhook health (%s)', (dialect) => {
 });
 
 describe.each(testDialects())('webhook health across kill -9 (%s)', (dialect) => {
-  let cert: TestCertificate;
-  let receiver: HttpsReceiver;
-  let world: Awaited<ReturnType<typeof createCliWorld>>;
-  let env: Record<string, string>;
+  const f = serveFixture(dialect, {
+    env: { WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms', WEBHOOK_DISABLE_AFTER: '3s', WEBHOOK_TIMEOUT: '1s', LOG_LEVEL: 'info' },
+    routes: (receiver) => receiver.on('/down', (_req, res) => void res.writeHead(503).end()),
+  });
   let serve: ServeProcess | null = null;
-
-  beforeAll(async () => {
-    cert = makeSelfSignedCertificate();
-    receiver = await startHttpsReceiver(cert);
-    receiver.on('/down', (_req, res) => void res.writeHead(503).end());
-    world = await createCliWorld(dialect);
-    env = {
-      ...world.env,
-      NODE_EXTRA_CA_CERTS: cert.certFile,
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms',
-      WEBHOOK_DISABLE_AFTER: '3s',
-      WEBHOOK_TIMEOUT: '1s',
-      LOG_LEVEL: 'info',
-    };
-  });
-  afterAll(async () => {
-    if (serve && serve.child.exitCode === null) {
-      serve.child.kill('SIGKILL');
-      await serve.exited;
-    }
-    await receiver?.close();
-    await world?.cleanup();
-    if (cert) fs.rmSync(cert.dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopServe(serve, 'SIGKILL'));
 
   it('a worker killed mid-streak keeps the streak; after the restart the subscription is disabled on time', async () => {
-    const created = await cliJson(['org', 'create', '--name', 'Streak', '--owner-email', 'streak@example.com'], env);
+    const created = await cliJson(['org', 'create', '--name', 'Streak', '--owner-email', 'streak@example.com'], f.env);
     const key: string = created.api_key.key;
-    serve = await startServe(env);
+    serve = await startServe(f.env);
     const api = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${serve!.address}${path}`, {
         method,
@@ -255,13 +232,13 @@ describe.each(testDialects())('webhook health across kill -9 (%s)', (dialect) =>
       });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
-    const hook = await api('POST', '/v1/webhooks', { url: receiver.url('/down'), events: ['project.created'] });
+    const hook = await api('POST', '/v1/webhooks', { url: f.receiver.url('/down'), events: ['project.created'] });
     const id = String(hook.body.id);
     for (let i = 0; i < 3; i++) expect((await api('POST', '/v1/projects', { name: `p${i}` })).status).toBe(201);
     const failingSince = await waitFor('a streak', async () => (await api('GET', `/v1/webhooks/${id}`)).body.failing_since as string | null);
     serve.child.kill('SIGKILL');
     await serve.exited;
-    serve = await startServe(env);
+    serve = await startServe(f.env);
     expect((await api('GET', `/v1/webhooks/${id}`)).body.failing_since).toBe(failingSince);
     // Events keep coming, so attempts keep failing: the one that reaches the limit disables.
     let n = 0;
@@ -276,8 +253,8 @@ describe.each(testDialects())('webhook health across kill -9 (%s)', (dialect) =>
     expect(Date.parse(String(disabled.disabled_at)) - Date.parse(failingSince)).toBeGreaterThanOrEqual(3000);
     // Once disabled, no attempt reaches the endpoint.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const count = receiver.at('/down').length;
+    const count = f.receiver.at('/down').length;
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(receiver.at('/down').length).toBe(count);
+    expect(f.receiver.at('/down').length).toBe(count);
   });
 });

@@ -3,11 +3,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createSecretBox, keyIdOf, parseSecretKeys } from '../src/lib/secret-box.js';
 import { testDialects } from './helpers/test-env.js';
-import { makeSelfSignedCertificate, startHttpsReceiver, waitFor, type HttpsReceiver, type ReceivedRequest, type TestCertificate } from './helpers/https-receiver.js';
-import { cliJson, createCliWorld, runCli, startServe, type ServeProcess } from './helpers/cli.js';
+import { waitFor, type ReceivedRequest } from './helpers/https-receiver.js';
+import { cliJson, runCli, startServe, type ServeProcess } from './helpers/cli.js';
+import { serveFixture, stopServe } from './helpers/serve-fixture.js';
 
 const KEY = randomBytes(32).toString('base64');
 const OTHER_KEY = randomBytes(32).toString('base64');
@@ -48,38 +49,20 @@ describe('secret box', () => {
 });
 
 describe.each(testDialects())('webhook secrets at rest (%s)', (dialect) => {
-  let cert: TestCertificate;
-  let receiver: HttpsReceiver;
-  let world: Awaited<ReturnType<typeof createCliWorld>>;
-  let base: Record<string, string>;
+  const f = serveFixture(dialect, { env: { LOG_LEVEL: 'info' } });
   let serve: ServeProcess | null = null;
-
-  beforeAll(async () => {
-    cert = makeSelfSignedCertificate();
-    receiver = await startHttpsReceiver(cert);
-    world = await createCliWorld(dialect);
-    base = { ...world.env, NODE_EXTRA_CA_CERTS: cert.certFile, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', LOG_LEVEL: 'info' };
-  });
-  afterAll(async () => {
-    await stop();
-    await receiver?.close();
-    await world?.cleanup();
-    if (cert) fs.rmSync(cert.dir, { recursive: true, force: true });
-  });
+  afterAll(() => stop());
 
   async function stop() {
-    if (serve && serve.child.exitCode === null) {
-      serve.child.kill('SIGTERM');
-      await serve.exited;
-    }
+    await stopServe(serve);
     serve = null;
   }
 
   /** Every byte the database keeps: the SQLite file with its WAL and shared memory, or a pg_dump of the database. */
   function storedBytes(): Buffer {
-    if (dialect === 'postgres') return execFileSync('pg_dump', ['--no-owner', world.env.DATABASE_URL!], { maxBuffer: 256 * 1024 * 1024 });
-    const files = fs.readdirSync(world.dataDir).filter((f) => f.startsWith('workspace.db'));
-    return Buffer.concat(files.map((f) => fs.readFileSync(path.join(world.dataDir, f))));
+    if (dialect === 'postgres') return execFileSync('pg_dump', ['--no-owner', f.world.env.DATABASE_URL!], { maxBuffer: 256 * 1024 * 1024 });
+    const files = fs.readdirSync(f.world.dataDir).filter((file) => file.startsWith('workspace.db'));
+    return Buffer.concat(files.map((file) => fs.readFileSync(path.join(f.world.dataDir, file))));
   }
 
   let key = '';
@@ -97,10 +80,10 @@ describe.each(testDialects())('webhook secrets at rest (%s)', (dialect) => {
   let plainHook = '';
 
   it('without a key, secrets are stored as given and the log says so at start', async () => {
-    key = (await cliJson(['org', 'create', '--name', 'Vault', '--owner-email', 'vault@example.com'], base)).api_key.key;
-    serve = await startServe(base);
+    key = (await cliJson(['org', 'create', '--name', 'Vault', '--owner-email', 'vault@example.com'], f.env)).api_key.key;
+    serve = await startServe(f.env);
     expect(serve.lines.some((l) => l.includes('WEBHOOK_SECRETS_KEY is not set'))).toBe(true);
-    const res = await api('POST', '/v1/webhooks', { url: receiver.url('/plain'), events: ['project.created'], secret: plainSecret });
+    const res = await api('POST', '/v1/webhooks', { url: f.receiver.url('/plain'), events: ['project.created'], secret: plainSecret });
     expect(res.status).toBe(201);
     plainHook = String(res.body.id);
     await stop();
@@ -108,22 +91,22 @@ describe.each(testDialects())('webhook secrets at rest (%s)', (dialect) => {
   });
 
   it('with WEBHOOK_SECRETS_KEY, existing secrets are sealed at start and no secret bytes remain in the database', async () => {
-    serve = await startServe({ ...base, WEBHOOK_SECRETS_KEY: KEY });
+    serve = await startServe({ ...f.env, WEBHOOK_SECRETS_KEY: KEY });
     expect(serve.lines.some((l) => l.includes('webhook secrets sealed'))).toBe(true);
     // New secrets, a generated one through an idempotent request (its stored response holds the secret), a rotation.
-    const created = await api('POST', '/v1/webhooks', { url: receiver.url('/sealed'), events: ['project.created'] }, { 'idempotency-key': 'create-sealed-1' });
+    const created = await api('POST', '/v1/webhooks', { url: f.receiver.url('/sealed'), events: ['project.created'] }, { 'idempotency-key': 'create-sealed-1' });
     expect(created.status).toBe(201);
     const generated = String(created.body.secret);
-    const replayed = await api('POST', '/v1/webhooks', { url: receiver.url('/sealed'), events: ['project.created'] }, { 'idempotency-key': 'create-sealed-1' });
+    const replayed = await api('POST', '/v1/webhooks', { url: f.receiver.url('/sealed'), events: ['project.created'] }, { 'idempotency-key': 'create-sealed-1' });
     expect(replayed.body.secret).toBe(generated);
-    const chosen = await api('POST', '/v1/webhooks', { url: receiver.url('/chosen'), events: ['project.created'], secret: chosenSecret });
+    const chosen = await api('POST', '/v1/webhooks', { url: f.receiver.url('/chosen'), events: ['project.created'], secret: chosenSecret });
     const rotated = await api('POST', `/v1/webhooks/${plainHook}/rotate-secret`, { previous_expires_in: 3600 });
     expect(rotated.status).toBe(200);
     const newPlainSecret = String(rotated.body.secret);
 
     // Deliveries still verify with every secret.
     expect((await api('POST', '/v1/projects', { name: 'Sealed' })).status).toBe(201);
-    const at = (p: string) => waitFor(`a delivery at ${p}`, () => receiver.at(p)[0]);
+    const at = (p: string) => waitFor(`a delivery at ${p}`, () => f.receiver.at(p)[0]);
     const [plain, sealed, chosenReq] = [await at('/plain'), await at('/sealed'), await at('/chosen')];
     expect(() => new Webhook(newPlainSecret).verify(plain.body.toString(), headersOf(plain))).not.toThrow();
     expect(() => new Webhook(Buffer.from(plainSecret), { format: 'raw' }).verify(plain.body.toString(), headersOf(plain))).not.toThrow();
@@ -141,31 +124,31 @@ describe.each(testDialects())('webhook secrets at rest (%s)', (dialect) => {
   });
 
   it('a wrong key, or none, stops the process with a message naming WEBHOOK_SECRETS_KEY; nothing is sent', async () => {
-    const sent = receiver.requests.length;
-    for (const env of [{ ...base, WEBHOOK_SECRETS_KEY: OTHER_KEY }, base]) {
+    const sent = f.receiver.requests.length;
+    for (const env of [{ ...f.env, WEBHOOK_SECRETS_KEY: OTHER_KEY }, f.env]) {
       const result = await runCli(['serve'], { ...env, PORT: '0' });
       expect(result.code).not.toBe(0);
       expect(result.stderr).toMatch(/WEBHOOK_SECRETS_KEY/);
       expect(result.stderr).not.toMatch(/at .*\.js:\d+/);
     }
-    const bad = await runCli(['serve'], { ...base, PORT: '0', WEBHOOK_SECRETS_KEY: 'c2hvcnQ=' });
+    const bad = await runCli(['serve'], { ...f.env, PORT: '0', WEBHOOK_SECRETS_KEY: 'c2hvcnQ=' });
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/WEBHOOK_SECRETS_KEY.*32 bytes/);
-    expect(receiver.requests.length).toBe(sent);
+    expect(f.receiver.requests.length).toBe(sent);
   });
 
   it('a new key with the old one after it re-seals every secret under the new key (key rotation)', async () => {
-    serve = await startServe({ ...base, WEBHOOK_SECRETS_KEY: `${OTHER_KEY},${KEY}` });
+    serve = await startServe({ ...f.env, WEBHOOK_SECRETS_KEY: `${OTHER_KEY},${KEY}` });
     expect(serve.lines.some((l) => l.includes('webhook secrets sealed'))).toBe(true);
     await stop();
     const text = storedBytes().toString('latin1');
     expect(text).toContain(`wsk1:${keyIdOf(Buffer.from(OTHER_KEY, 'base64'))}:`);
     expect(text).not.toContain(`wsk1:${keyIdOf(Buffer.from(KEY, 'base64'))}:`);
     // The old key is no longer needed.
-    serve = await startServe({ ...base, WEBHOOK_SECRETS_KEY: OTHER_KEY });
+    serve = await startServe({ ...f.env, WEBHOOK_SECRETS_KEY: OTHER_KEY });
     expect((await api('POST', '/v1/projects', { name: 'After rotation' })).status).toBe(201);
-    await waitFor('a delivery after the key rotation', () => receiver.at('/chosen')[1]);
-    const request = receiver.at('/chosen')[1]!;
+    await waitFor('a delivery after the key rotation', () => f.receiver.at('/chosen')[1]);
+    const request = f.receiver.at('/chosen')[1]!;
     expect(() => new Webhook(Buffer.from(chosenSecret), { format: 'raw' }).verify(request.body.toString(), headersOf(request))).not.toThrow();
     await stop();
   });
