@@ -173,6 +173,18 @@ function readDirectory(env: Env, name: string, fallback: string): string {
     throw new ConfigError(name, `cannot be used as a directory: "${resolved}" (${(err as { code?: string }).code ?? 'error'})`);
   }
   if (stat && !stat.isDirectory()) throw new ConfigError(name, `must be a directory, but "${resolved}" is a file`);
+  // A path that does not exist yet is created later, which fails if an ancestor is a file. Node 20 threw
+  // ENOTDIR above for that (so does 22.14); Node 24 answers "no entry" instead, so the nearest existing ancestor is checked.
+  if (!stat) {
+    for (let parent = path.dirname(resolved); ; parent = path.dirname(parent)) {
+      const above = fs.statSync(parent, { throwIfNoEntry: false });
+      if (above) {
+        if (!above.isDirectory()) throw new ConfigError(name, `cannot be used as a directory: "${resolved}" ("${parent}" is a file)`);
+        break;
+      }
+      if (path.dirname(parent) === parent) break;
+    }
+  }
   return resolved;
 }
 

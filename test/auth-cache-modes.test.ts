@@ -311,9 +311,11 @@ describe.runIf(dialects.includes('postgres'))('PostgreSQL without Redis: LISTEN/
     const m = await org.member('member');
     await warm(m.key);
     await admin.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2', [Date.now(), m.keyId]);
-    // No barrier here (no service call waited): the notification arrives just after the commit.
-    await waitFor(async () => (await b.request('GET', '/v1/projects', { key: m.key })).status === 401, 'the hand-made revocation to apply', 5000, 10);
-    expect((await a.request('GET', '/v1/projects', { key: m.key })).status).toBe(401);
+    // No barrier here (no service call waited): the notification arrives just after the commit, on each
+    // instance's own LISTEN connection and in no fixed order, so each instance is waited for on its own.
+    for (const [name, env] of [['B', b], ['A', a]] as const) {
+      await waitFor(async () => (await env.request('GET', '/v1/projects', { key: m.key })).status === 401, `the hand-made revocation to reach instance ${name}`, 5000, 10);
+    }
   });
 
   it('no stale principal after LISTEN is lost: bypassed until it is back, then the cache starts empty', async () => {

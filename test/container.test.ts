@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImage, docker, dockerAvailable, dockerTry, freeLowPort, ROOT } from './helpers/docker.js';
+import { buildImage, composeCommand, docker, dockerAvailable, dockerTry, freeLowPort, ROOT } from './helpers/docker.js';
+import { processTimeout } from './helpers/timeouts.js';
 import { makeSelfSignedCertificate, startHttpsReceiver, waitFor, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
 import { createPgDatabase } from './helpers/test-env.js';
 import { deleteRedisPrefix, TEST_REDIS_URL, uniqueRedisPrefix } from './helpers/redis.js';
@@ -90,7 +91,13 @@ describe.skipIf(!available)('the container image', () => {
     const history = (await docker(['history', '--no-trunc', TAG])).stdout;
     expect(history).not.toContain('BEGIN CERTIFICATE');
     expect(history).not.toContain('EXTRA_CA_CERTS');
-  });
+
+    // The runtime is the pinned official binary (docker/node), and nothing compiled or to compile with came along.
+    const pinned = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).devDependencies.node as string;
+    const runtime = await docker(['run', '--rm', '--entrypoint', 'sh', TAG, '-c',
+      'node -p process.versions.node; find / -xdev \\( -name "*.h" -o -name "*.gyp" -o -name "*.c" \\) -not -path "/proc/*" | head -5']);
+    expect(runtime.stdout.trim()).toBe(pinned);
+  }, processTimeout(4));
 
   it('runs embedded with a read-only root filesystem: CLI inside, health, data kept on the volume, docker stop exits 0', async () => {
     const volume = `ws-${run}-data`;
@@ -129,7 +136,7 @@ describe.skipIf(!available)('the container image', () => {
     const read = await fetch(`http://127.0.0.1:${port}/v1/projects/${project.id}`, { headers });
     expect(read.status).toBe(200);
     expect(await read.json()).toMatchObject({ id: project.id, name: 'Survives' });
-  });
+  }, 60_000 + processTimeout(10));
 
   describe('the compose topology on the machine PostgreSQL and Redis', () => {
     let cert: TestCertificate;
@@ -150,8 +157,11 @@ describe.skipIf(!available)('the container image', () => {
       await deleteRedisPrefix(prefix);
     });
 
-    it('compose.yaml is valid', () => {
-      const out = execFileSync('docker-compose', ['-f', path.join(ROOT, 'compose.yaml'), 'config'], {
+    it('compose.yaml is valid', (ctx) => {
+      const compose = composeCommand();
+      if ('missing' in compose) return ctx.skip(compose.missing);
+      const [bin, ...pre] = compose.command;
+      const out = execFileSync(bin!, [...pre, '-f', path.join(ROOT, 'compose.yaml'), 'config'], {
         env: { ...process.env, POSTGRES_PASSWORD: 'secret' },
         stdio: ['ignore', 'pipe', 'pipe'],
       }).toString();
@@ -201,6 +211,6 @@ describe.skipIf(!available)('the container image', () => {
       const eventIds = receiver.at('/compose').map((r) => r.headers['x-service-event-id']);
       expect(eventIds.length).toBe(EVENTS);
       expect(new Set(eventIds).size).toBe(EVENTS);
-    }, 180_000);
+    }, 120_000 + processTimeout(8));
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDialects } from './helpers/test-env.js';
 import { cliJson, createCliWorld, runCli } from './helpers/cli.js';
+import { processTimeout } from './helpers/timeouts.js';
 import { createContainer } from '../src/container.js';
 import { loadConfig } from '../src/config.js';
 import pino from 'pino';
@@ -50,7 +51,7 @@ describe.each(testDialects())('webhook CLI (%s)', (dialect) => {
     expect(enabled.status).toBe('active');
     const text = await runCli(['webhook', 'show', hookId], env);
     expect(text.stdout).toMatch(/Status\s+active/);
-  });
+  }, processTimeout(8));
 
   it('refuses what the API refuses, with its code and a non-zero exit; nothing changes', async () => {
     const before = await cliJson(['webhook', 'show', hookId], env);
@@ -71,5 +72,5 @@ describe.each(testDialects())('webhook CLI (%s)', (dialect) => {
       expect(result.stderr, args.join(' ')).toMatch(message);
     }
     expect(await cliJson(['webhook', 'show', hookId], env)).toEqual(before);
-  });
+  }, processTimeout(11));
 });

@@ -1,5 +1,5 @@
 /**
- * `workspace-service/client`: a typed client of the Workspace Service API, for Node 20+, browsers and edge
+ * `workspace-service/client`: a typed client of the Workspace Service API, for Node 22.14+, browsers and edge
  * runtimes (its only dependency is openapi-fetch), and `verifyWebhook` for receivers of its webhooks.
  */
 export {

@@ -13,6 +13,16 @@ export function dockerAvailable(): boolean {
   return spawnSync('docker', ['info'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
 }
 
+/**
+ * How Compose is run here: the `docker compose` plugin where the Docker CLI has it, else the standalone
+ * `docker-compose` (Debian's package, what CI installs); neither is a reason to skip, given as `missing`.
+ */
+export function composeCommand(): { command: string[] } | { missing: string } {
+  if (spawnSync('docker', ['compose', 'version'], { stdio: 'ignore', timeout: 10_000 }).status === 0) return { command: ['docker', 'compose'] };
+  if (spawnSync('docker-compose', ['version'], { stdio: 'ignore', timeout: 10_000 }).status === 0) return { command: ['docker-compose'] };
+  return { missing: 'neither `docker compose` nor `docker-compose` is installed' };
+}
+
 /** `docker ...args` that may fail: its exit code and output. */
 export async function dockerTry(args: string[], timeoutMs = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
