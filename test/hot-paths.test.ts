@@ -1,4 +1,6 @@
+import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqliteFilePath } from '../src/db/database.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 // The hot paths run on prepared queries (src/db/repositories/prepared.ts) and, on SQLite, straight on
@@ -84,5 +86,31 @@ describe.each(testDialects())('hot paths (%s)', (dialect) => {
     const res = await env.request('GET', '/v1/projects', { key: member.key });
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('unauthorized');
+  });
+
+  // The auth cache skips `PRAGMA data_version` while the WAL-index header is unchanged; that is only sound if
+  // every commit, from any connection or process, changes the header, and nothing else does.
+  it.runIf(dialect === 'sqlite')('sees a commit by another connection in the WAL-index header, and only a commit', async () => {
+    const direct = env.container.database.direct!;
+    direct.unchangedSinceLastAsked();
+    expect(direct.unchangedSinceLastAsked()).toBe(true);
+    const other = new BetterSqlite3(sqliteFilePath({ dataDir: env.dataDir }));
+    try {
+      other.prepare('select count(*) from projects').get();
+      expect(direct.unchangedSinceLastAsked()).toBe(true);
+      other.exec('begin immediate; update projects set name = name where id = \'none\'; rollback');
+      expect(direct.unchangedSinceLastAsked()).toBe(true);
+      // (A real change: SQLite writes no page, so commits nothing, for an UPDATE to the same value.)
+      other.prepare('update organizations set name = ? where id = ?').run('Acme Renamed', org.id);
+      expect(direct.unchangedSinceLastAsked()).toBe(false);
+      expect(direct.unchangedSinceLastAsked()).toBe(true);
+      // And a revocation by that other connection still reaches the very next request.
+      const member = await org.member('member');
+      expect((await env.request('GET', '/v1/projects', { key: member.key })).status).toBe(200);
+      other.prepare('update api_keys set revoked_at = ? where id = ?').run(Date.now(), member.keyId);
+      expect((await env.request('GET', '/v1/projects', { key: member.key })).status).toBe(401);
+    } finally {
+      other.close();
+    }
   });
 });

@@ -64,33 +64,89 @@ function cachingSqlite(raw: BetterSqlite3.Database, capacity = 500): SqliteDatab
   };
 }
 
+/** A read statement of the direct path, prepared once: array rows, and the function that names their columns. */
+interface DirectRead {
+  statement: BetterSqlite3.Statement<unknown[], unknown[]>;
+  toObject: (row: unknown[]) => Record<string, unknown>;
+}
+
 /**
  * The repositories' synchronous read path (prepared.ts), on its own read-only connection: in WAL mode
  * it reads the last committed state without waiting for the main connection's write transaction.
  * Rows come back as arrays and become objects here: better-sqlite3 builds row objects property by
- * property in native code, which costs more than the query itself for a page of 100 rows.
+ * property in native code, which costs more than the query itself for a page of 100 rows. Everything a
+ * statement needs is settled when it is first prepared (array mode, whether it only reads, an object
+ * literal of its columns), so a call is one map lookup and one native call: this path runs on every
+ * authenticated request (the auth cache's change check) and every read by id.
  */
-function directSqlite(reader: BetterSqlite3.Database): DirectSqlite {
-  const statements = cachingSqlite(reader);
-  const columns = new WeakMap<object, string[]>();
+function directSqlite(reader: BetterSqlite3.Database, walIndex: WalIndexWatch, capacity = 500): DirectSqlite {
+  // null: the statement writes, so it is not run here.
+  const reads = new Map<string, DirectRead | null>();
+  function prepare(sql: string): DirectRead | null {
+    const statement = reader.prepare(sql) as BetterSqlite3.Statement<unknown[], unknown[]>;
+    if (!statement.readonly || !statement.reader) return null;
+    const names = statement.columns().map((c) => c.name);
+    // One object literal per row, so every row of a statement shares one shape (names are this code's own SQL).
+    const toObject = new Function('row', `return { ${names.map((name, i) => `${JSON.stringify(name)}: row[${i}]`).join(', ')} };`) as DirectRead['toObject'];
+    return { statement: statement.raw(true), toObject };
+  }
   return {
     read(sql, parameters) {
-      const stmt = statements.prepare(sql) as unknown as BetterSqlite3.Statement<unknown[], unknown[]>;
-      if (!stmt.readonly || !stmt.reader) return undefined;
-      let names = columns.get(stmt);
-      if (!names) {
-        names = stmt.columns().map((c) => c.name);
-        columns.set(stmt, names);
+      let entry = reads.get(sql);
+      if (entry === undefined) {
+        entry = prepare(sql);
+        if (reads.size >= capacity) reads.delete(reads.keys().next().value!);
+        reads.set(sql, entry);
       }
-      const rows = stmt.raw(true).all(...parameters);
+      if (entry === null) return undefined;
+      const rows = entry.statement.all(parameters as unknown[]);
       const out = new Array<Record<string, unknown>>(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i]!;
-        const obj: Record<string, unknown> = {};
-        for (let j = 0; j < names.length; j++) obj[names[j]!] = row[j];
-        out[i] = obj;
-      }
+      for (let i = 0; i < rows.length; i++) out[i] = entry.toObject(rows[i] as unknown[]);
       return out;
+    },
+    unchangedSinceLastAsked: walIndex.unchanged,
+  };
+}
+
+/** Bytes of the WAL-index header's first copy (https://www.sqlite.org/walformat.html#the_wal_index_file_format). */
+const WAL_INDEX_HEADER_BYTES = 48;
+
+/**
+ * Every commit in WAL mode rewrites the WAL-index header in the shared-memory file, the one place every
+ * connection of every process reads to find the last commit: its change counter (`iChange`) and the last
+ * valid frame (`mxFrame`) move with each transaction, and a WAL reset changes its salts. So an identical
+ * header means no commit completed in between. A read racing a commit's header write may see a torn
+ * header, which differs from the last one and so only costs a needless check. The file is SQLite's
+ * documented, frozen format (version 3007000); where it cannot be read the answer is always false.
+ */
+interface WalIndexWatch {
+  unchanged(): boolean;
+  close(): void;
+}
+
+function walIndexWatch(shmFile: string): WalIndexWatch {
+  let fd: number | null | undefined;
+  let known = false;
+  let last = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
+  let next = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
+  return {
+    unchanged() {
+      try {
+        // Opened on first use: the connections have made the file by then.
+        if (fd === undefined) fd = fs.openSync(shmFile, 'r');
+        if (fd === null || fs.readSync(fd, next, 0, WAL_INDEX_HEADER_BYTES, 0) !== WAL_INDEX_HEADER_BYTES) return (known = false);
+      } catch {
+        fd ??= null;
+        return (known = false);
+      }
+      const unchanged = known && next.equals(last);
+      [last, next] = [next, last];
+      known = true;
+      return unchanged;
+    },
+    close() {
+      if (typeof fd === 'number') fs.closeSync(fd);
+      fd = null;
     },
   };
 }
@@ -136,11 +192,12 @@ function openSqlite(file: string): Database {
   const reader = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   reader.pragma('busy_timeout = 5000');
   const groupCommit = createGroupCommit(db, { exec: (sql) => void statements.prepare(sql).run([]), inTransaction: () => raw.inTransaction });
+  const walIndex = walIndexWatch(`${file}-shm`);
   return {
     db,
     dialect: 'sqlite',
     pgPool: null,
-    direct: directSqlite(reader),
+    direct: directSqlite(reader, walIndex),
     groupCommit,
     async ping() {
       raw.prepare('select 1').get();
@@ -149,6 +206,7 @@ function openSqlite(file: string): Database {
       // Units already queued, and the open batch, commit (and are answered) before the connection closes.
       await groupCommit.close();
       await db.destroy();
+      walIndex.close();
       reader.close();
     },
   };

@@ -69,6 +69,24 @@ function hasDuplicateHost(rawHeaders: readonly string[]): boolean {
   return false;
 }
 
+const PARAMS_CHECKED = Symbol('params checked');
+
+/** Whether every path parameter is text an id could be (see the onRoute hook in buildApp). */
+function paramsAreText(request: FastifyRequest): boolean {
+  const params = request.params as Record<string, unknown> | undefined;
+  if (params) {
+    for (const key in params) {
+      const value = params[key];
+      if (typeof value === 'string' && (hasControlCharacter(value) || !isStorableText(value))) return false;
+    }
+  }
+  return true;
+}
+
+function checkParamsHook(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  done(paramsAreText(request) ? undefined : errors.notFound());
+}
+
 /** The URL as logged: a path parameter that is a credential (an invitation token) is masked. */
 function loggableUrl(request: FastifyRequest): string {
   const token = (request.params as Record<string, unknown> | undefined)?.token;
@@ -106,6 +124,15 @@ function toDomainError(error: FastifyError & { validationContext?: string }): Do
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config } = deps;
+  const hsts = config.hstsMaxAgeSeconds === null ? null : `max-age=${config.hstsMaxAgeSeconds}; includeSubDomains`;
+  /** What every answer carries: its request id, no MIME sniffing, HSTS when configured, and no caching of API answers. */
+  function setCommonHeaders(request: FastifyRequest, reply: FastifyReply): void {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    // API answers are never stored by a cache on the way: some carry a webhook's signing secret or a new key.
+    if (request.url.startsWith('/v1')) reply.header('cache-control', 'no-store');
+    if (hsts !== null) reply.header('strict-transport-security', hsts);
+  }
   const app = Fastify({
     loggerInstance: deps.logger,
     // The per-request child logger is built only when the request writes a line (lazy-logger.ts).
@@ -123,16 +150,45 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Fastify answers these before routing, in its own body; the contract's body instead. A path that
     // cannot be decoded or a parameter beyond any id's length names nothing that exists: 404.
     clientErrorHandler,
+    // No onRequest hook runs for these: the common headers are set here.
     frameworkErrors: (error, request, reply) => {
       const known = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH';
       if (!known) request.log.error({ err: error }, 'request failed');
-      reply.header('x-request-id', request.id);
+      setCommonHeaders(request, reply);
       return sendError(reply, known ? errors.notFound('resource') : errors.internal());
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // First, so that it sees every route and hook registered after it.
   if (deps.tracing?.fastifyPlugin) await app.register(deps.tracing.fastifyPlugin);
+  // Before any route: each route gets its own counting hook as it is declared.
+  if (deps.metrics) registerMetrics(app, deps.metrics);
+
+  // A path id with a control character, or anything the text rule refuses (U+0000, an unpaired
+  // surrogate), names nothing: not found (CONTRACT 1), and PostgreSQL would refuse such text outright.
+  // After authentication and validation, so the contract's order of answers (401, 429, 403, 400, then
+  // 404) holds. (A path that is not UTF-8 at all, the only way to spell a lone surrogate in a URL, never
+  // routes: frameworkErrors answers it 404 above.) Only routes with path parameters check: first among
+  // their preHandler hooks where they have or will get some (a POST may get the idempotency hook, which is
+  // appended after this one), else as they call the handler, since a preHandler stage on every request
+  // cost a GET by id about a microsecond.
+  app.addHook('onRoute', (route) => {
+    if (!/[:*]/.test(route.url) || PARAMS_CHECKED in route.handler) return;
+    const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (hooks.length > 0 || methods.includes('POST')) {
+      if (!hooks.includes(checkParamsHook as never)) route.preHandler = [checkParamsHook, ...hooks] as typeof route.preHandler;
+      return;
+    }
+    const handler = route.handler;
+    route.handler = Object.assign(
+      function (this: unknown, request: FastifyRequest, reply: FastifyReply) {
+        if (!paramsAreText(request)) throw errors.notFound();
+        return handler.call(this as never, request, reply);
+      },
+      { [PARAMS_CHECKED]: true },
+    ) as typeof route.handler;
+  });
 
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
   // Only JSON bodies are accepted: everything else is 415.
@@ -159,32 +215,25 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }
   });
 
-  // Callback-style hooks on every request: no promise per hook (measured in docs/benchmarks.md).
-  app.addHook('onRequest', (request, _reply, done) => {
+  // One callback-style hook on every request (no promise, and no onSend stage: each hook stage costs a GET by id
+  // about a microsecond, docs/benchmarks.md issue 29). The headers every answer carries are set here, before
+  // anything can fail; error answers keep them, and a route that sets its own value later replaces it.
+  app.addHook('onRequest', (request, reply, done) => {
+    setCommonHeaders(request, reply);
     if (hasDuplicateHost(request.raw.rawHeaders)) return done(errors.badRequest('the request has more than one Host header'));
     done();
   });
-  const hsts = config.hstsMaxAgeSeconds === null ? null : `max-age=${config.hstsMaxAgeSeconds}; includeSubDomains`;
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-request-id', request.id);
-    if (!reply.hasHeader('x-content-type-options')) reply.header('x-content-type-options', 'nosniff');
-    // API answers are never stored by a cache on the way: some carry a webhook's signing secret or a new key.
-    if (request.url.startsWith('/v1')) reply.header('cache-control', 'no-store');
-    if (hsts !== null) reply.header('strict-transport-security', hsts);
-    done(null, payload);
-  });
 
-  // The line is built only when info is on: at warn (production under load) it costs nothing per request.
-  const logRequests = ['trace', 'debug', 'info'].includes(app.log.level);
-  app.addHook('onResponse', (request, reply, done) => {
-    if (logRequests) {
+  // Registered only when info is on: at warn (production under load) requests pay nothing for it, not even a call.
+  if (['trace', 'debug', 'info'].includes(app.log.level)) {
+    app.addHook('onResponse', (request, reply, done) => {
       request.log.info(
         { method: request.method, url: loggableUrl(request), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
         'request completed',
       );
-    }
-    done();
-  });
+      done();
+    });
+  }
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const domain = toDomainError(error);
@@ -230,7 +279,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   await registerDocsUi(app, { publicBaseUrl: config.publicBaseUrl });
 
-  if (deps.metrics) registerMetrics(app, deps.metrics);
   registerAuth(app, deps);
   registerIdempotency(app, deps.services.idempotency);
 
@@ -249,21 +297,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     route.preValidation = [requireBody, ...hooks] as typeof route.preValidation;
   });
 
-  // A path id with a control character, or anything the text rule refuses (U+0000, an unpaired
-  // surrogate), names nothing: not found (CONTRACT 1), and PostgreSQL would refuse such text outright.
-  // After authentication and validation, so the contract's order of answers (401, 429, 403, 400, then
-  // 404) holds. (A path that is not UTF-8 at all, the only way to spell a lone surrogate in a URL, never
-  // routes: frameworkErrors answers it 404 above.)
-  app.addHook('preHandler', (request, _reply, done) => {
-    const params = request.params as Record<string, unknown> | undefined;
-    if (params) {
-      for (const key in params) {
-        const value = params[key];
-        if (typeof value === 'string' && (hasControlCharacter(value) || !isStorableText(value))) return done(errors.notFound());
-      }
-    }
-    done();
-  });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   for (const plugin of routes) await app.register(plugin, deps);

@@ -1,20 +1,42 @@
 import http from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, errors } from '../errors.js';
 import { nonPublicReason } from '../delivery/ssrf.js';
 import { safeEqual, sha256Hex } from '../lib/crypto.js';
 import type { Metrics } from '../lib/metrics.js';
 
+const OBSERVES = Symbol('metrics hook');
+
 /**
  * Request counts and latency by route pattern (`/v1/projects/:id`, never the raw URL, so ids cannot
  * explode the label space). The API app only counts: /metrics itself is served by the separate listener
  * below, so reaching the API port never exposes it.
+ *
+ * Each route gets its own hook with its pattern bound, rather than one global hook asking
+ * `request.routeOptions.url`: that getter builds a 13-field object and asks the router about constraint
+ * strategies on every access, several microseconds of a GET by id (docs/benchmarks.md, issue 29). What no
+ * route answers (the not-found handler, an undecodable URL) is counted as `unmatched` by a global hook that
+ * only reads `is404`. Register this before any route, so that each one passes through `onRoute` here.
  */
 export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
   // Callback style like the other per-request hooks in app.ts: no promise per request.
+  app.addHook('onRoute', (route) => {
+    const hooks = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
+    // The HEAD route Fastify derives from a GET copies its options, this hook included.
+    if (hooks.some((hook) => OBSERVES in hook)) return;
+    const pattern = route.url;
+    const observe = Object.assign(
+      (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+        metrics.observeRequest(request.method, pattern, reply.statusCode, reply.elapsedTime / 1000);
+        done();
+      },
+      { [OBSERVES]: true },
+    );
+    route.onResponse = [...hooks, observe] as typeof route.onResponse;
+  });
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    if (request.is404) metrics.observeRequest(request.method, 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 }

@@ -72,7 +72,7 @@ function pointerOf(path: ValuePath): string {
  * accepts passes through here, so U+0000 or an unpaired surrogate anywhere in it (nested, in an array, in a
  * field the schema does not know) is 400 `validation_failed` naming the field, alongside whatever the schema
  * finds, before anything is stored or looked up. Path params are not checked here: an id holding them names
- * nothing, 404 (the preHandler in app.ts).
+ * nothing, 404 (the path check in app.ts).
  */
 function textRule(validate: ValidateFunction): ValidateFunction {
   const wrapped = ((data: unknown) => {

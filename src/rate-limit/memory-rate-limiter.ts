@@ -67,20 +67,25 @@ export function createMemoryRateLimiter(clock: Clock, sweepEveryMs = 60_000): Ra
     return { allowed: false, limit, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
   }
 
+  function hitNow(bucket: string, limit: number, windowMs: number): RateLimitDecision {
+    longestWindow = Math.max(longestWindow, windowMs);
+    const now = clock.now();
+    let log = logs.get(bucket);
+    if (!log) {
+      log = new SlidingLog(Math.min(limit, 64));
+      logs.set(bucket, log);
+    }
+    log.prune(now - windowMs);
+    const refused = refusal(log, limit, windowMs, now);
+    if (refused) return refused;
+    log.push(now);
+    return { allowed: true, limit, remaining: limit - log.size, retryAfterSeconds: 0 };
+  }
+
   return {
+    hitNow,
     async hit(bucket, limit, windowMs): Promise<RateLimitDecision> {
-      longestWindow = Math.max(longestWindow, windowMs);
-      const now = clock.now();
-      let log = logs.get(bucket);
-      if (!log) {
-        log = new SlidingLog(Math.min(limit, 64));
-        logs.set(bucket, log);
-      }
-      log.prune(now - windowMs);
-      const refused = refusal(log, limit, windowMs, now);
-      if (refused) return refused;
-      log.push(now);
-      return { allowed: true, limit, remaining: limit - log.size, retryAfterSeconds: 0 };
+      return hitNow(bucket, limit, windowMs);
     },
     async undo(bucket) {
       logs.get(bucket)?.pop();

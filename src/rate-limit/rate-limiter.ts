@@ -14,6 +14,11 @@ export interface RateLimitDecision {
 export interface RateLimiter {
   hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision>;
   /**
+   * `hit` answered at once, for a limiter that keeps its counts in this process; absent on one that must ask
+   * elsewhere (Redis). The request path uses it to stay synchronous when it can.
+   */
+  hitNow?(bucket: string, limit: number, windowMs: number): RateLimitDecision;
+  /**
    * Takes back one recorded hit (the newest) of the bucket: for an attempt counted before its work was
    * done, so parallel attempts cannot all pass, that then turned out not to count (a sign-in that
    * succeeded, where only failures are limited). Entries are alike, so which one goes does not matter.

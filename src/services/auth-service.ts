@@ -14,6 +14,11 @@ export function bearerToken(header: string | undefined): string | null {
 export interface AuthService {
   /** The key's principal, or null for an unknown, revoked or orphaned key. */
   authenticate(token: string): Promise<Principal | null>;
+  /**
+   * The key's principal when it can be answered at once (a cache hit that is known to be current), else
+   * undefined: then `authenticate` decides. Never answers null, so a refusal always takes the one path.
+   */
+  authenticateNow?(token: string): Principal | undefined;
 }
 
 /** The database lookup, also by hash: a cache in front has already hashed the token for its own key. */

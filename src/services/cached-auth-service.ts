@@ -61,17 +61,27 @@ export function createCachedAuthService(inner: KeyLookup, source: AuthInvalidati
     }
   });
 
+  /** The cached principal of a current entry: the source is listening and the entry has not expired. */
+  function current(hash: string, at: number): Principal | undefined {
+    const hit = entries.get(hash);
+    if (!hit) return undefined;
+    if (hit.expiresAt > at) return hit.principal;
+    entries.delete(hash);
+    return undefined;
+  }
+
   return {
+    authenticateNow(token) {
+      if (token.length > 512 || !source.listening()) return undefined;
+      return current(sha256Hex(token), now());
+    },
     async authenticate(token) {
       if (token.length > 512) return null;
       const hash = sha256Hex(token);
       if (!source.listening()) return inner.authenticateHash(hash);
       const at = now();
-      const hit = entries.get(hash);
-      if (hit) {
-        if (hit.expiresAt > at) return hit.principal;
-        entries.delete(hash);
-      }
+      const hit = current(hash, at);
+      if (hit) return hit;
       const refusedUntil = refused.get(hash);
       if (refusedUntil !== undefined) {
         if (refusedUntil > at) return null;

@@ -5,10 +5,11 @@ import type { AuthInvalidation, AuthInvalidationSource } from './auth-events.js'
 /**
  * The principal cache's invalidation source on SQLite. Every change that affects authentication bumps a
  * counter in its own transaction (a trigger, migration 008), whichever process makes it: this one, the CLI,
- * another `serve` on the same file. Before each use of the cache, `listening()` asks the read connection for
- * `PRAGMA data_version`, which moves only when some other connection committed and costs no table read; only
- * then is the counter read, and only when the counter moved is the cache dropped. A change is therefore
- * applied on the very next request of every process, with no channel that could be down.
+ * another `serve` on the same file. Before each use of the cache, `listening()` first looks whether anything
+ * committed at all since it last looked (the WAL-index header, one `pread` without a lock); only if so does it
+ * ask the read connection for `PRAGMA data_version` (a read transaction, which moves only when some other
+ * connection committed), then the counter, and only when the counter moved is the cache dropped. A change is
+ * therefore applied on the very next request of every process, with no channel that could be down.
  *
  * If either read fails, the cache is dropped and bypassed until a read succeeds again.
  */
@@ -24,6 +25,8 @@ export function createSqliteAuthChanges(repo: AuthChangesRepository, logger?: Fa
   return {
     listening() {
       try {
+        // Asked first even when the answer cannot be used, so the next call compares with this moment.
+        if (repo.unchangedSinceLastAsked() && dataVersion !== null) return true;
         const seen = repo.dataVersion();
         if (seen === dataVersion) return true;
         const current = repo.version();

@@ -13,6 +13,8 @@ export interface AuthChangesRepository {
   dataVersion(): number;
   /** The counter the triggers bump on every change that affects authentication. */
   version(): number;
+  /** True when nothing has committed to the file since the previous call (DirectSqlite.unchangedSinceLastAsked). */
+  unchangedSinceLastAsked(): boolean;
 }
 
 export function authChangesRepository(direct: DirectSqlite): AuthChangesRepository {
@@ -25,5 +27,6 @@ export function authChangesRepository(direct: DirectSqlite): AuthChangesReposito
   return {
     dataVersion: () => single('PRAGMA data_version', 'data_version'),
     version: () => single('SELECT version FROM auth_changes WHERE id = 1', 'version'),
+    unchangedSinceLastAsked: () => direct.unchangedSinceLastAsked(),
   };
 }

@@ -30,6 +30,13 @@ export interface DirectSqlite {
    * only; undefined (not run) for a statement that writes.
    */
   read(sql: string, parameters: readonly unknown[]): unknown[] | undefined;
+  /**
+   * True when no transaction has committed to the database file, from any connection or process, since
+   * the previous call: its WAL-index header (in the `-shm` file) is byte-for-byte what that call read.
+   * False whenever that cannot be told (the first call, a changed header, a failed read): a caller then
+   * asks SQLite itself. One `pread` and no lock, where asking SQLite takes a read transaction.
+   */
+  unchangedSinceLastAsked(): boolean;
 }
 
 export interface Page<T> {

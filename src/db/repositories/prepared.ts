@@ -66,28 +66,38 @@ export function prepared<A extends unknown[], R>(
     return entry;
   }
 
-  async function all(ctx: RepoContext, ...args: A): Promise<R[]> {
-    const { sql, slots, constants } = compiled(ctx);
-    const parameters = slots.map((slot, i) => (slot >= 0 ? args[slot] : constants[i]));
+  /** The rows at once from SQLite's read connection, or undefined where the query takes the other path. */
+  function readNow(ctx: RepoContext, sql: string, parameters: unknown[]): R[] | undefined {
+    return ctx.db.isTransaction ? undefined : (ctx.direct?.read(sql, parameters) as R[] | undefined);
+  }
+
+  async function viaDatabase(ctx: RepoContext, sql: string, parameters: unknown[]): Promise<R[]> {
     if (!ctx.db.isTransaction) {
-      const direct = ctx.direct;
-      if (direct) {
-        const rows = direct.read(sql, parameters);
-        if (rows) return rows as R[];
-      } else {
-        const pool = poolOf(ctx.db);
-        if (pool) return queryPrepared<R>(pool, sql, parameters);
-      }
+      const pool = poolOf(ctx.db);
+      if (pool) return queryPrepared<R>(pool, sql, parameters);
     }
     const result = await ctx.db.executeQuery<R>(CompiledQuery.raw(sql, parameters));
     return result.rows as R[];
   }
 
+  function parametersOf(ctx: RepoContext, args: A): { sql: string; parameters: unknown[] } {
+    const { sql, slots, constants } = compiled(ctx);
+    return { sql, parameters: slots.map((slot, i) => (slot >= 0 ? args[slot] : constants[i])) };
+  }
+
+  // Not async: a read answered at once on SQLite (every read by id) costs one settled promise, not a chain.
+  function all(ctx: RepoContext, ...args: A): Promise<R[]> {
+    const { sql, parameters } = parametersOf(ctx, args);
+    const rows = readNow(ctx, sql, parameters);
+    return rows ? Promise.resolve(rows) : viaDatabase(ctx, sql, parameters);
+  }
+
   return {
     all,
-    async first(ctx, ...args) {
-      const rows = await all(ctx, ...args);
-      return rows[0];
+    first(ctx, ...args) {
+      const { sql, parameters } = parametersOf(ctx, args);
+      const rows = readNow(ctx, sql, parameters);
+      return rows ? Promise.resolve(rows[0]) : viaDatabase(ctx, sql, parameters).then((found) => found[0]);
     },
   };
 }

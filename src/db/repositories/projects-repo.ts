@@ -85,7 +85,7 @@ export function projectsRepository(ctx: RepoContext) {
       return inserted;
     },
 
-    async findById(orgId: string, projectId: string): Promise<ProjectRow | undefined> {
+    findById(orgId: string, projectId: string): Promise<ProjectRow | undefined> {
       return projectById.first(ctx, orgId, projectId);
     },
 

@@ -3,6 +3,7 @@ import { errors } from '../../errors.js';
 import { bearerToken } from '../../services/auth-service.js';
 import type { UserActor } from '../../services/actor.js';
 import { isAllowed, type Action, type Principal, type ResourceKind } from '../../services/permissions.js';
+import type { RateLimitDecision } from '../../rate-limit/rate-limiter.js';
 import type { AppDeps } from '../app-deps.js';
 import { requestContext } from '../request-context.js';
 import { workspaceReadOnlyError } from '../../services/workspace.js';
@@ -39,17 +40,8 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
   const { services, rateLimiter, config } = deps;
   app.decorateRequest('principal', null);
 
-  async function authenticate(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth): Promise<void> {
-    const token = bearerToken(request.headers.authorization);
-    const principal = token ? await services.auth.authenticate(token) : null;
-    if (!principal) {
-      // Only failures count here, per client address, so keys cannot be guessed at speed.
-      const failures = await rateLimiter.hit(`authfail:${request.ip}`, config.authFailureLimitPerMinute, WINDOW_MS);
-      if (!failures.allowed) throw errors.rateLimited(failures.retryAfterSeconds);
-      throw errors.unauthorized();
-    }
-
-    const decision = await rateLimiter.hit(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS);
+  /** Everything after the key is known and counted: the same rules whichever path got here. */
+  function admit(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, principal: Principal, decision: RateLimitDecision): void {
     reply.header('x-ratelimit-limit', decision.limit);
     reply.header('x-ratelimit-remaining', decision.remaining);
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
@@ -62,6 +54,35 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
     services.apiKeys.touch(principal.orgId, principal.keyId);
   }
 
+  async function authenticate(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, token: string | null): Promise<void> {
+    const principal = token ? await services.auth.authenticate(token) : null;
+    if (!principal) {
+      // Only failures count here, per client address, so keys cannot be guessed at speed.
+      const failures = await rateLimiter.hit(`authfail:${request.ip}`, config.authFailureLimitPerMinute, WINDOW_MS);
+      if (!failures.allowed) throw errors.rateLimited(failures.retryAfterSeconds);
+      throw errors.unauthorized();
+    }
+    admit(request, reply, auth, principal, await rateLimiter.hit(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
+  }
+
+  /**
+   * A key the principal cache holds, under an in-process limiter, is answered without a promise or a turn of
+   * the microtask queue (most requests of a busy key); anything else (a first use, a refusal, Redis) awaits.
+   */
+  function authenticateHook(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, done: (err?: Error) => void): void {
+    const token = bearerToken(request.headers.authorization);
+    const principal = token && rateLimiter.hitNow ? services.auth.authenticateNow?.(token) : undefined;
+    if (principal && rateLimiter.hitNow) {
+      try {
+        admit(request, reply, auth, principal, rateLimiter.hitNow(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
+      } catch (err) {
+        return done(err as Error);
+      }
+      return done();
+    }
+    authenticate(request, reply, auth, token).then(() => done(), done);
+  }
+
   // Attached to each authenticated route with its `auth` bound, rather than as a global hook that reads
   // `request.routeOptions` (an object Fastify builds on every access) on every request of every route.
   app.addHook('onRoute', (route) => {
@@ -70,7 +91,9 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
     const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     // The HEAD route Fastify derives from a GET copies its options, hook included.
     if (hooks.some((hook) => AUTH_HOOK in hook)) return;
-    const hook = Object.assign((request: FastifyRequest, reply: FastifyReply) => authenticate(request, reply, auth), { [AUTH_HOOK]: true });
+    const hook = Object.assign((request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => authenticateHook(request, reply, auth, done), {
+      [AUTH_HOOK]: true,
+    });
     route.onRequest = [...hooks, hook] as typeof route.onRequest;
   });
 }
