@@ -44,24 +44,26 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** What `make` gives for a SQL text, made once and kept; once `capacity` texts are kept, the oldest goes. */
+function bySqlText<T>(make: (sql: string) => T, capacity = 500): (sql: string) => T {
+  const cache = new Map<string, T>();
+  return (sql) => {
+    let entry = cache.get(sql);
+    if (entry === undefined) {
+      entry = make(sql);
+      if (cache.size >= capacity) cache.delete(cache.keys().next().value!);
+      cache.set(sql, entry);
+    }
+    return entry;
+  };
+}
+
 /**
  * Kysely prepares every statement anew; better-sqlite3 statements are reusable, so a bounded cache
  * keyed by SQL text removes the prepare cost from every hot query.
  */
-function cachingSqlite(raw: BetterSqlite3.Database, capacity = 500): SqliteDatabase {
-  const cache = new Map<string, SqliteStatement>();
-  return {
-    close: () => raw.close(),
-    prepare(sql: string): SqliteStatement {
-      let stmt = cache.get(sql);
-      if (!stmt) {
-        stmt = raw.prepare(sql) as unknown as SqliteStatement;
-        if (cache.size >= capacity) cache.delete(cache.keys().next().value!);
-        cache.set(sql, stmt);
-      }
-      return stmt;
-    },
-  };
+function cachingSqlite(raw: BetterSqlite3.Database): SqliteDatabase {
+  return { close: () => raw.close(), prepare: bySqlText((sql) => raw.prepare(sql) as unknown as SqliteStatement) };
 }
 
 /** A read statement of the direct path, prepared once: array rows, and the function that names their columns. */
@@ -79,25 +81,19 @@ interface DirectRead {
  * literal of its columns), so a call is one map lookup and one native call: this path runs on every
  * authenticated request (the auth cache's change check) and every read by id.
  */
-function directSqlite(reader: BetterSqlite3.Database, walIndex: WalIndexWatch, capacity = 500): DirectSqlite {
+function directSqlite(reader: BetterSqlite3.Database, walIndex: WalIndexWatch): DirectSqlite {
   // null: the statement writes, so it is not run here.
-  const reads = new Map<string, DirectRead | null>();
-  function prepare(sql: string): DirectRead | null {
+  const readOf = bySqlText((sql): DirectRead | null => {
     const statement = reader.prepare(sql) as BetterSqlite3.Statement<unknown[], unknown[]>;
     if (!statement.readonly || !statement.reader) return null;
     const names = statement.columns().map((c) => c.name);
     // One object literal per row, so every row of a statement shares one shape (names are this code's own SQL).
     const toObject = new Function('row', `return { ${names.map((name, i) => `${JSON.stringify(name)}: row[${i}]`).join(', ')} };`) as DirectRead['toObject'];
     return { statement: statement.raw(true), toObject };
-  }
+  });
   return {
     read(sql, parameters) {
-      let entry = reads.get(sql);
-      if (entry === undefined) {
-        entry = prepare(sql);
-        if (reads.size >= capacity) reads.delete(reads.keys().next().value!);
-        reads.set(sql, entry);
-      }
+      const entry = readOf(sql);
       if (entry === null) return undefined;
       const rows = entry.statement.all(parameters as unknown[]);
       const out = new Array<Record<string, unknown>>(rows.length);

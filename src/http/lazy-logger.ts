@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type LevelMethod = (...args: unknown[]) => void;
 
 /**
  * Fastify gives every request a child logger carrying its request id; pino builds that child (its
@@ -25,7 +26,8 @@ class LazyChildLogger {
     return (this.built ??= this.parent.child(this.bindings, this.options));
   }
 
-  private write(level: Level, args: unknown[]): void {
+  /** For the level methods below the class. */
+  write(level: Level, args: unknown[]): void {
     if (!this.built && !this.isLevelEnabled(level)) return;
     (this.real()[level] as (...a: unknown[]) => void)(...args);
   }
@@ -49,24 +51,19 @@ class LazyChildLogger {
   }
 
   silent(): void {}
-  fatal(...args: unknown[]): void {
-    this.write('fatal', args);
-  }
-  error(...args: unknown[]): void {
-    this.write('error', args);
-  }
-  warn(...args: unknown[]): void {
-    this.write('warn', args);
-  }
-  info(...args: unknown[]): void {
-    this.write('info', args);
-  }
-  debug(...args: unknown[]): void {
-    this.write('debug', args);
-  }
-  trace(...args: unknown[]): void {
-    this.write('trace', args);
-  }
+  declare fatal: LevelMethod;
+  declare error: LevelMethod;
+  declare warn: LevelMethod;
+  declare info: LevelMethod;
+  declare debug: LevelMethod;
+  declare trace: LevelMethod;
+}
+
+// The six level methods, on the prototype: each writes through the lazily built child.
+for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const) {
+  LazyChildLogger.prototype[level] = function (this: LazyChildLogger, ...args: unknown[]): void {
+    this.write(level, args);
+  };
 }
 
 export function lazyChildLogger(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {

@@ -69,12 +69,14 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
    * A key the principal cache holds, under an in-process limiter, is answered without a promise or a turn of
    * the microtask queue (most requests of a busy key); anything else (a first use, a refusal, Redis) awaits.
    */
+  const hitNow = rateLimiter.hitNow?.bind(rateLimiter);
+  const authenticateNow = hitNow && services.auth.authenticateNow?.bind(services.auth);
   function authenticateHook(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, done: (err?: Error) => void): void {
     const token = bearerToken(request.headers.authorization);
-    const principal = token && rateLimiter.hitNow ? services.auth.authenticateNow?.(token) : undefined;
-    if (principal && rateLimiter.hitNow) {
+    const principal = token && authenticateNow ? authenticateNow(token) : undefined;
+    if (principal && hitNow) {
       try {
-        admit(request, reply, auth, principal, rateLimiter.hitNow(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
+        admit(request, reply, auth, principal, hitNow(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
       } catch (err) {
         return done(err as Error);
       }
