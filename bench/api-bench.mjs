@@ -25,6 +25,10 @@
 //                         (GET by id, the first page of 100 and, on SQLite, the create's statements in one
 //                         commit per request), the ceiling the API's own features sit under; prints each
 //                         endpoint "of the ceiling" (median over rounds of adjacent runs' ratios)
+//   --compare DIR         also measure another build of the API (DIR/dist, e.g. a `git archive` of the previous
+//                         release with `npm ci && npm run build` there, or node_modules linked from here) on the
+//                         same database, in the same run: each endpoint's run is followed by the other build's,
+//                         and the report gives this build "of the other" (median over rounds)
 //   --cpu-prof DIR        run the API with node --cpu-prof, profiles written to DIR
 //   --no-bare             skip the bare-server runs (profiling)
 //   --keep                keep the SQLite data directory
@@ -75,6 +79,7 @@ const opts = {
   keep: Boolean(args.keep),
   bare: !args['no-bare'],
   ceiling: Boolean(args.ceiling),
+  compare: args.compare ? path.resolve(args.compare) : null,
 };
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const dialects = (args.dialects ?? process.env.BENCH_DIALECTS ?? (opts.databaseUrl ? 'postgres' : 'sqlite,postgres')).split(',').map((d) => d.trim());
@@ -272,6 +277,12 @@ try {
   const bareUrls = bares.map((c) => `http://127.0.0.1:${c.port}`);
   const ceiling = opts.ceiling ? await startProcess(path.join(here, 'fastify-ceiling.mjs'), { DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '', PORT: '0' }) : null;
   const ceilingUrls = ceiling ? [`http://127.0.0.1:${ceiling.port}`] : [];
+  const other = opts.compare ? await startProcess(path.join(here, 'serve-bench.mjs'), { ...serverEnv, BENCH_DIST: path.join(opts.compare, 'dist') }) : null;
+  const otherUrls = other ? [`http://127.0.0.1:${other.port}`] : [];
+  const baselines = {
+    ceiling: ceiling && { urls: ceilingUrls, processes: [ceiling], label: 'ceiling: bare Fastify' },
+    other: other && { urls: otherUrls, processes: [other], label: `other build (${path.basename(opts.compare ?? '')})` },
+  };
   console.log(`${opts.instances} API process(es) on ${apiUrls.join(', ')}; bare server(s) on ${bareUrls.join(', ')} answering ${bares[0].extra} bytes (a project is ${projectBytes})`);
 
   // ---------------------------------------------------------------- scenarios
@@ -289,14 +300,19 @@ try {
     },
   };
   if (ceiling) {
-    scenarios['ceiling-get'] = { label: 'ceiling: bare Fastify, GET by id', requests: scenarios.get.requests, ceiling: true };
-    scenarios['ceiling-list'] = { label: 'ceiling: bare Fastify, list of 100', requests: scenarios.list.requests, ceiling: true };
+    scenarios['ceiling-get'] = { label: 'ceiling: bare Fastify, GET by id', requests: scenarios.get.requests, baseline: 'ceiling' };
+    scenarios['ceiling-list'] = { label: 'ceiling: bare Fastify, list of 100', requests: scenarios.list.requests, baseline: 'ceiling' };
     // The ceiling's create is SQLite only (PostgreSQL would need the API's pipelining to be comparable).
-    if (dialect === 'sqlite') scenarios['ceiling-post'] = { label: 'ceiling: bare Fastify, POST (one commit each)', requests: scenarios.post.requests, ceiling: true };
+    if (dialect === 'sqlite') scenarios['ceiling-post'] = { label: 'ceiling: bare Fastify, POST (one commit each)', requests: scenarios.post.requests, baseline: 'ceiling' };
+  }
+  if (other) {
+    for (const key of ['get', 'list', 'deep', 'post']) {
+      scenarios[`other-${key}`] = { label: `${baselines.other.label}: ${scenarios[key].label}`, requests: scenarios[key].requests, baseline: 'other' };
+    }
   }
   // POST last: the rows it adds sit above the first page, not in the way of the deep cursor.
-  const order = ['get', 'ceiling-get', 'list', 'ceiling-list', 'deep', 'post', 'ceiling-post'].filter(
-    (k) => scenarios[k] && (opts.only.includes(k) || (ceiling && opts.only.includes(k.slice('ceiling-'.length)))),
+  const order = ['get', 'other-get', 'ceiling-get', 'list', 'other-list', 'ceiling-list', 'deep', 'other-deep', 'post', 'other-post', 'ceiling-post'].filter(
+    (k) => scenarios[k] && opts.only.includes(k.replace(/^(ceiling|other)-/, '')),
   );
 
   // CPU time the server processes spend per request (from /proc), steadier than req/s on a shared machine.
@@ -343,6 +359,7 @@ try {
     process.stdout.write('warming up the API ...\n');
     for (const key of ['get', 'list', 'deep']) await measure(apiUrls, scenarios[key].requests, auth, opts.serverWarmup, apis);
     if (ceiling) for (const key of ['get', 'list']) await measure(ceilingUrls, scenarios[key].requests, auth, opts.serverWarmup, [ceiling]);
+    if (other) for (const key of ['get', 'list', 'deep']) await measure(otherUrls, scenarios[key].requests, auth, opts.serverWarmup, [other]);
   }
 
   // bare, A, bare, B, bare, ... bare: each endpoint is compared with the mean of the bare runs on either
@@ -357,7 +374,8 @@ try {
     for (const key of order) {
       const s = scenarios[key];
       process.stdout.write(`measuring ${s.label} ...`);
-      const r = s.ceiling ? await run(ceilingUrls, s.requests, auth, [ceiling]) : await run(apiUrls, s.requests, auth, apis);
+      const base = s.baseline ? baselines[s.baseline] : null;
+      const r = base ? await run(base.urls, s.requests, auth, base.processes) : await run(apiUrls, s.requests, auth, apis);
       const after = await runBare();
       bareRuns.push(after);
       const bare = (before.rps + after.rps) / 2;
@@ -403,17 +421,19 @@ try {
   // Against the ceiling, each round compares the two runs made one after the other (the API's, then the bare
   // Fastify route's), so a slow spell of the shared machine hits both; the figure is the median over rounds.
   // Two views: throughput (API req/s over the ceiling's) and CPU (the ceiling's µs per request over the API's).
-  const ofCeiling = [];
-  for (const key of ['get', 'list']) {
-    const api = perRound[key];
-    const top = perRound[`ceiling-${key}`];
-    if (!api?.length || !top?.length) continue;
-    const throughput = median(api.map((r, i) => r.rps / top[i].rps));
-    const cpu = median(api.map((r, i) => top[i].cpuUsPerReq / r.cpuUsPerReq));
-    ofCeiling.push({ key, label: scenarios[key].label, throughput, cpu, rounds: api.map((r, i) => ({ throughput: r.rps / top[i].rps, cpu: top[i].cpuUsPerReq / r.cpuUsPerReq })) });
+  // The same for the other build (--compare): above 1 this build is the faster.
+  const relative = [];
+  for (const baseline of ['ceiling', 'other']) {
+    for (const key of ['get', 'list', 'deep', 'post']) {
+      const api = perRound[key];
+      const top = perRound[`${baseline}-${key}`];
+      if (!api?.length || !top?.length) continue;
+      const each = api.map((r, i) => ({ throughput: r.rps / top[i].rps, cpu: top[i].cpuUsPerReq / r.cpuUsPerReq }));
+      relative.push({ baseline, key, label: scenarios[key].label, throughput: median(each.map((e) => e.throughput)), cpu: median(each.map((e) => e.cpu)), rounds: each });
+    }
   }
   // Issue 29: GET by id keeps at least 0.75 of what a bare Fastify route with the same SQL reaches.
-  const getOfCeiling = ofCeiling.find((c) => c.key === 'get');
+  const getOfCeiling = relative.find((c) => c.baseline === 'ceiling' && c.key === 'get');
   if (getOfCeiling) targets.push({ target: 'GET /v1/projects/:id >= 0.75 of the ceiling (req/s, median of rounds)', value: getOfCeiling.throughput.toFixed(2), pass: getOfCeiling.throughput >= 0.75 });
   const list = rows.find((r) => r.key === 'list');
   const deep = rows.find((r) => r.key === 'deep');
@@ -444,9 +464,10 @@ try {
   console.log(line(table[0]));
   console.log(`|${widths.map((w, c) => (c === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
   for (const row of table.slice(1)) console.log(line(row));
-  for (const c of ofCeiling) {
+  for (const c of relative) {
     const each = c.rounds.map((r) => `${r.throughput.toFixed(2)}/${r.cpu.toFixed(2)}`).join(', ');
-    console.log(`of the ceiling, ${c.label}: ${c.throughput.toFixed(2)} by req/s, ${c.cpu.toFixed(2)} by CPU per request (rounds, req/s/CPU: ${each})`);
+    const of = c.baseline === 'ceiling' ? 'the ceiling' : baselines.other.label;
+    console.log(`of ${of}, ${c.label}: ${c.throughput.toFixed(2)} by req/s, ${c.cpu.toFixed(2)} by CPU per request (rounds, req/s/CPU: ${each})`);
   }
   console.log();
   for (const t of targets) console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.value}`);
@@ -463,7 +484,7 @@ try {
     projectBytes,
     bareRuns,
     rows,
-    ofCeiling,
+    relative,
     targets,
   };
   fs.mkdirSync(path.join(here, 'results'), { recursive: true });
