@@ -667,12 +667,13 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
       const workflow = await s().workflows.create(w.owner, w.projectId, { name: 'Ready', steps: [{ type: 'wait', duration: '1h' }] });
       await s().projects.update(w.owner, w.projectId, { status: 'archived' });
       const before = await snapshot(w.org.id);
+      // Started one at a time: a refusal that settles while an earlier one is awaited would be unhandled.
       for (const attempt of [
-        s().workflows.create(w.owner, w.projectId, { name: 'Late' }),
-        s().tasks.create(w.owner, w.projectId, { title: 'Late task', assignee_id: null, due_at: null }),
-        s().workflows.startRun(w.owner, workflow.id),
+        () => s().workflows.create(w.owner, w.projectId, { name: 'Late' }),
+        () => s().tasks.create(w.owner, w.projectId, { title: 'Late task', assignee_id: null, due_at: null }),
+        () => s().workflows.startRun(w.owner, workflow.id),
       ]) {
-        const err = await refused(attempt, 409, 'conflict');
+        const err = await refused(attempt(), 409, 'conflict');
         expect(err.message).toBe('this project is archived; unarchive it before adding workflows, tasks or runs');
       }
       expect(await snapshot(w.org.id)).toEqual(before);
