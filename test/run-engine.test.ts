@@ -212,7 +212,7 @@ describe('run engine on PostgreSQL with worker processes', () => {
     for (let i = 0; i < RUNS; i++) runIds.push((await env.container.services.workflows.startRun(actor, workflow.id)).id);
 
     // Worker A finds 300 due runs; it is killed as soon as it holds leases on some of them.
-    const first = await startWorker(env, { WORKFLOW_LEASE: `${LEASE_MS}ms` });
+    const first = await startWorker(env, { WORKFLOW_LEASE: `${LEASE_MS}ms`, PGAPPNAME: 'killed-worker' });
     await until(
       'worker A to lease runs',
       async () => {
@@ -222,9 +222,19 @@ describe('run engine on PostgreSQL with worker processes', () => {
       30_000,
       1,
     );
+    const backendsOfA = async () => {
+      const { rows } = await env.container.database.pgPool!.query<{ n: number }>(
+        "select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'killed-worker'",
+      );
+      return rows[0]!.n;
+    };
+    expect(await backendsOfA()).toBeGreaterThan(0);
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     const killedAt = Date.now();
+    // A COMMIT that A sent just before it died still applies: its backends outlive the process by a moment.
+    // Until they are gone, a snapshot could miss a release that B may then act on before the old expiry.
+    await until("worker A's connections to close", async () => (await backendsOfA()) === 0, 30_000);
 
     // What A left leased, as it stood when it died (an advance in flight was rolled back with its connection).
     const leased = await db.selectFrom('workflow_runs').selectAll().where('org_id', '=', org.id).where('lease_owner', 'is not', null).execute();
