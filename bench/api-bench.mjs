@@ -30,6 +30,8 @@
 //                         same database, in the same run: each endpoint's run is followed by the other build's,
 //                         and the report gives this build "of the other" (median over rounds)
 //   --cpu-prof DIR        run the API with node --cpu-prof, profiles written to DIR
+//   --node-args "A B"     extra node options for this build's API processes only (with --compare DIR naming this
+//                         checkout, an A/B of a runtime flag in one run)
 //   --no-bare             skip the bare-server runs (profiling)
 //   --keep                keep the SQLite data directory
 import { spawn } from 'node:child_process';
@@ -76,6 +78,7 @@ const opts = {
   logLevel: args['log-level'] ?? process.env.BENCH_LOG_LEVEL ?? 'warn',
   only: (args.only ?? 'get,list,post,deep').split(',').map((s) => s.trim()),
   cpuProf: args['cpu-prof'] ?? null,
+  nodeArgs: (args['node-args'] ?? '').split(' ').filter(Boolean),
   keep: Boolean(args.keep),
   bare: !args['no-bare'],
   ceiling: Boolean(args.ceiling),
@@ -260,7 +263,7 @@ try {
   console.log(`seeded ${opts.projects} projects (${dialect}) in ${seedSeconds.toFixed(1)} s`);
 
   // ---------------------------------------------------------------- servers
-  const profArgs = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProf)}`] : [];
+  const profArgs = [...opts.nodeArgs, ...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProf)}`] : [])];
   const apis = [];
   for (let i = 0; i < opts.instances; i++) apis.push(await startProcess(path.join(here, 'serve-bench.mjs'), serverEnv, profArgs));
   const apiUrls = apis.map((c) => `http://127.0.0.1:${c.port}`);
