@@ -33,6 +33,8 @@ export interface Config {
   readonly deliveredRetentionMs: number;
   /** How long failed attempt history is kept, in milliseconds. */
   readonly failedRetentionMs: number;
+  /** EVENT_RETENTION: how long GET /v1/events keeps an event, whether or not a subscription listened. */
+  readonly eventRetentionMs: number;
   readonly rateLimitPerMinute: number;
   readonly authFailureLimitPerMinute: number;
   /** How many days audit log entries are kept before they may be deleted. */
@@ -353,6 +355,7 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'serve'):
     webhookSecretsKeys: readSecretKeys(env),
     deliveredRetentionMs: readDuration(env, 'WEBHOOK_DELIVERED_RETENTION', '7d'),
     failedRetentionMs: readDuration(env, 'WEBHOOK_FAILED_RETENTION', '30d'),
+    eventRetentionMs: readDuration(env, 'EVENT_RETENTION', '30d', 1000),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 1000, 1, 100_000_000),
     authFailureLimitPerMinute: readInt(env, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
     auditRetentionDays: readInt(env, 'AUDIT_RETENTION_DAYS', 180, 1, 36_500),

@@ -17,6 +17,7 @@ import { createAccountsService } from './services/accounts-service.js';
 import { createAdminService } from './services/admin-service.js';
 import { createApiKeysService } from './services/api-keys-service.js';
 import { createAuditService } from './services/audit-service.js';
+import { createEventsService } from './services/events-service.js';
 import { noopAuthEvents, type AuthEvents } from './services/auth-events.js';
 import { createAuthService, type AuthService } from './services/auth-service.js';
 import { createCachedAuthService } from './services/cached-auth-service.js';
@@ -170,6 +171,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     tasks: createTasksService({ store, clock }),
     runs: createRunsService({ store, clock }),
     audit: createAuditService({ store, clock, retentionMs: config.auditRetentionDays * 86_400_000 }),
+    events: createEventsService({ store, clock, retentionMs: config.eventRetentionMs }),
     sessions,
     organizations: createOrganizationsService({ store }),
     deliveryStats: createDeliveryStatsService({ store, clock }),

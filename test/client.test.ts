@@ -630,6 +630,58 @@ describe.each(testDialects())('typed client against a real server (%s)', (dialec
     expect([status, deleted]).toEqual(['active', undefined]);
   });
 
+  it('workflows, runs, tasks, events and the organisation: every call of CONTRACT 13 through the typed client', async () => {
+    const ws = client(org.ownerKey);
+    const project = await ws.POST('/v1/projects', { body: { name: 'Typed work' } });
+    const path = { id: project.id };
+    const workflow = await ws.POST('/v1/projects/{id}/workflows', {
+      params: { path },
+      body: { name: 'Review', steps: [{ type: 'approval', title: 'Sign off', assignee_id: org.ownerId }, { type: 'wait', duration: '2h' }] },
+    });
+    expect(workflow.steps.map((s) => s.duration)).toEqual([null, 'PT2H']);
+    expect((await ws.GET('/v1/projects/{id}/workflows', { params: { path } })).data.map((w) => w.id)).toEqual([workflow.id]);
+    const read = await ws.GET('/v1/workflows/{id}', { params: { path: { id: workflow.id } } });
+    const replaced = await ws.PUT('/v1/workflows/{id}', { params: { path: { id: workflow.id } }, body: { ...read, name: 'Review v2' } });
+    expect(replaced).toMatchObject({ name: 'Review v2', version: 2 });
+
+    const run = await ws.POST('/v1/workflows/{id}/runs', { params: { path: { id: workflow.id } }, body: {} });
+    expect(run.steps).toHaveLength(2);
+    expect((await ws.GET('/v1/workflows/{id}/runs', { params: { path: { id: workflow.id } } })).data[0]!.id).toBe(run.id);
+    // The harness's worker may have started it already.
+    expect(['queued', 'running', 'waiting']).toContain((await ws.GET('/v1/runs/{id}', { params: { path: { id: run.id } } })).status);
+    expect((await ws.POST('/v1/runs/{id}/cancel', { params: { path: { id: run.id } }, body: {} })).status).toBe('cancelled');
+    expect(await ws.DELETE('/v1/workflows/{id}', { params: { path: { id: workflow.id } } })).toBeUndefined();
+
+    const taskProject = { id: (await ws.POST('/v1/projects', { body: { name: 'Typed tasks' } })).id };
+    const todo = await ws.POST('/v1/projects/{id}/tasks', { params: { path: taskProject }, body: { title: 'Write it', assignee_id: org.ownerId, due_at: '2026-12-31' } });
+    expect((await ws.GET('/v1/projects/{id}/tasks', { params: { path: taskProject } })).data.map((t) => t.id)).toEqual([todo.id]);
+    expect((await ws.GET('/v1/tasks', { params: { query: { assignee_id: 'me', status: 'open' } } })).data.map((t) => t.id)).toContain(todo.id);
+    expect((await ws.PATCH('/v1/tasks/{id}', { params: { path: { id: todo.id } }, body: { title: 'Write it well' } })).title).toBe('Write it well');
+    expect((await ws.POST('/v1/tasks/{id}/complete', { params: { path: { id: todo.id } }, body: {} })).status).toBe('done');
+    expectError(await apiError(ws.POST('/v1/tasks/{id}/complete', { params: { path: { id: todo.id } }, body: {} })), 409, 'conflict');
+    const other = await ws.POST('/v1/projects/{id}/tasks', { params: { path: taskProject }, body: { title: 'Drop it' } });
+    expect((await ws.POST('/v1/tasks/{id}/cancel', { params: { path: { id: other.id } }, body: { reason: 'not needed' } })).status).toBe('cancelled');
+    expect((await ws.GET('/v1/tasks/{id}', { params: { path: { id: other.id } } })).status).toBe('cancelled');
+
+    // Approvals come from runs (the harness's worker starts them): one approved, one rejected.
+    const approvals = await ws.POST('/v1/projects/{id}/workflows', { params: { path }, body: { name: 'Gate', steps: [{ type: 'approval', title: 'Gate', assignee_id: org.ownerId }] } });
+    const decide = async (how: 'approve' | 'reject') => {
+      const started = await ws.POST('/v1/workflows/{id}/runs', { params: { path: { id: approvals.id } }, body: {} });
+      const taskId = await waitFor('the approval step to start', async () => (await ws.GET('/v1/runs/{id}', { params: { path: { id: started.id } } })).steps[0]!.task_id);
+      const decided = how === 'approve'
+        ? await ws.POST('/v1/tasks/{id}/approve', { params: { path: { id: taskId } }, body: {} })
+        : await ws.POST('/v1/tasks/{id}/reject', { params: { path: { id: taskId } }, body: { reason: 'no' } });
+      return decided.decision;
+    };
+    expect([await decide('approve'), await decide('reject')]).toEqual(['approved', 'rejected']);
+
+    const events = [];
+    for await (const e of ws.paginate('/v1/events', { params: { query: { type: 'task.assigned' } } })) events.push(e);
+    expect(events.length).toBeGreaterThanOrEqual(3);
+    expect(await ws.GET('/v1/events/{id}', { params: { path: { id: events[0]!.id } } })).toEqual(events[0]);
+    expect(await ws.GET('/v1/organization')).toMatchObject({ id: org.id, name: 'Client Co', state: 'active', deletion_at: null });
+  });
+
   it('runs from the built package as `workspace-service/client` on Node with only openapi-fetch installed', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-client-'));
     try {

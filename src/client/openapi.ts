@@ -288,6 +288,306 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{id}/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a project's workflows, newest first (extension) */
+        get: operations["listWorkflows"];
+        put?: never;
+        /**
+         * Create a workflow in a project (extension)
+         * @description A refused step is named in `details` (`steps[1].duration`). An archived project takes no new workflow (409).
+         */
+        post: operations["createWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a workflow with its steps (extension) */
+        get: operations["getWorkflow"];
+        /**
+         * Replace a workflow: its name, description and steps (extension)
+         * @description What GET returns can be PUT back unchanged (its read-only fields are ignored). A step keeps its `id`; a step without one is new. A change bumps `version`; runs already started keep the steps they copied. With `version`, a workflow changed since it was read is a 409.
+         */
+        put: operations["replaceWorkflow"];
+        post?: never;
+        /**
+         * Delete a workflow and its finished runs (extension)
+         * @description Refused (409) while a run is active: cancel it first. The tasks its runs created stay in the project.
+         */
+        delete: operations["deleteWorkflow"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a workflow's runs, newest first (extension) */
+        get: operations["listRuns"];
+        put?: never;
+        /**
+         * Start a run of a workflow (extension; no request body)
+         * @description The run copies the workflow's steps and is `queued` until a worker starts it. 409 for a workflow without steps, in an archived project, or over WORKFLOW_MAX_ACTIVE_RUNS. `workflow.completed` or `workflow.failed` fires when it ends.
+         */
+        post: operations["startRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a run with its steps and their tasks (extension) */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an active run (extension; no request body)
+         * @description The run ends `cancelled` (`error_code: cancelled`) at once and its open task is cancelled; `workflow.failed` fires. A finished run is a 409.
+         */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a project's tasks, newest first (extension) */
+        get: operations["listProjectTasks"];
+        put?: never;
+        /**
+         * Create a to-do task in a project (extension)
+         * @description With `assignee_id`, `task.assigned` fires. An archived project takes no new task (409).
+         */
+        post: operations["createTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organisation's tasks, newest first (extension)
+         * @description `assignee_id=me&status=open` is the key user's open tasks, as "My tasks" shows them.
+         */
+        get: operations["listTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a task (extension) */
+        get: operations["getTask"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change an open task: title, assignee, due date (extension)
+         * @description A new assignee fires `task.assigned` exactly as "Assign" in the dashboard does. A finished task is a 409.
+         */
+        patch: operations["updateTask"];
+        trace?: never;
+    };
+    "/v1/tasks/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a to-do done (extension)
+         * @description By its assignee (any role) or an admin or owner. A run's task moves its run on. A finished task is a 409; an approval is approved or rejected instead (409).
+         */
+        post: operations["completeTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an approval (extension)
+         * @description By its assignee (any role) or an admin or owner. A run's task moves its run on to its next step. A decided task is a 409.
+         */
+        post: operations["approveTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject an approval (extension)
+         * @description By its assignee (any role) or an admin or owner. A run's approval rejected fails its run (`approval_rejected`). A decided task is a 409.
+         */
+        post: operations["rejectTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an open task (extension)
+         * @description Member and above. A run's task cancelled fails its run (`task_cancelled`). A finished task is a 409.
+         */
+        post: operations["cancelTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read the key's organisation: its state and deletion date (extension) */
+        get: operations["getOrganization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organisation's events, newest first (extension)
+         * @description Every event for EVENT_RETENTION (default 30 days), whether or not a subscription listened, for reconciling missed deliveries: walk the pages until an event already processed, and de-duplicate by `id` (the `X-Service-Event-Id` of its deliveries).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an event (extension) */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "project.created": {
@@ -432,6 +732,17 @@ export interface components {
              */
             status?: "active" | "draft";
         };
+        /** CreateTaskRequest */
+        CreateTaskRequest: {
+            /** @description 1 to 255 characters (code points). */
+            title: string;
+            /** @description At most 10,000 characters. */
+            description?: string | null;
+            /** @description A member of the organisation; null or "" leaves it unassigned. */
+            assignee_id?: string | null;
+            /** @description A time (`2026-12-31T17:00:00Z`) or a date (`2026-12-31`: the end of that day, UTC); null or "" clears it. */
+            due_at?: string | null;
+        };
         /** CreateWebhookRequest */
         CreateWebhookRequest: {
             /** @description Absolute https:// URL without user-info, at most 2,048 characters, on a public host. */
@@ -440,6 +751,15 @@ export interface components {
             events: components["schemas"]["EventType"][];
             /** @description 16 to 256 printable ASCII characters. One starting with `whsec_` must continue with base64 (it is the Standard Webhooks key). Omitted: the service generates `whsec_` + 32 random bytes in standard base64. */
             secret?: string;
+        };
+        /** CreateWorkflowRequest */
+        CreateWorkflowRequest: {
+            /** @description 1 to 255 characters (code points). */
+            name: string;
+            /** @description At most 10,000 characters; "" or null clears it. */
+            description?: string | null;
+            /** @description In order; at most 20 (WORKFLOW_MAX_STEPS may lower it). */
+            steps?: components["schemas"]["WorkflowStepInput"][];
         };
         /** CreatedWebhook */
         CreatedWebhook: {
@@ -585,6 +905,8 @@ export interface components {
          * @enum {string}
          */
         DeliveryStatus: "delivered" | "retrying" | "pending" | "failed" | "cancelled";
+        /** EmptyRequest */
+        EmptyRequest: Record<string, never>;
         /**
          * Error
          * @description Every error has this shape (CONTRACT 1).
@@ -599,6 +921,31 @@ export interface components {
                 }[];
             };
         };
+        /** Event */
+        Event: {
+            /**
+             * @description The `X-Service-Event-Id` (and `webhook-id`) its deliveries carry.
+             * @example evt_0123456789abcdefghijklmn
+             */
+            id: string;
+            /** @enum {string} */
+            type: "project.created" | "project.updated" | "project.deleted" | "workflow.completed" | "workflow.failed" | "task.assigned";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description Byte for byte the `data` of the webhook body its deliveries send (see the webhooks of this document). */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /** EventList */
+        EventList: {
+            data: components["schemas"]["Event"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         /**
          * EventType
          * @enum {string}
@@ -612,6 +959,24 @@ export interface components {
              */
             email: string;
             role: components["schemas"]["Role"];
+        };
+        /** Organization */
+        Organization: {
+            /** @example org_0123456789abcdefghijklmn */
+            id: string;
+            name: string;
+            /**
+             * @description `read_only` once the subscription is cancelled: every change is refused with 403 `workspace_read_only` until it is resumed.
+             * @enum {string}
+             */
+            state: "active" | "read_only";
+            /** @description When the organisation and all its data will be deleted; null while active. */
+            deletion_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
         };
         /** Project */
         Project: {
@@ -829,6 +1194,28 @@ export interface components {
             updated_at: string;
             previous: components["schemas"]["ProjectPreviousValues"];
         };
+        /**
+         * ReplaceWorkflowRequest
+         * @description The whole workflow: what GET returns, changed where it should change.
+         */
+        ReplaceWorkflowRequest: {
+            /** @description 1 to 255 characters (code points). */
+            name: string;
+            /** @description At most 10,000 characters; "" or null clears it. */
+            description?: string | null;
+            /** @description In order; at most 20 (WORKFLOW_MAX_STEPS may lower it). */
+            steps: components["schemas"]["WorkflowStepInput"][];
+            /** @description The version read: when the workflow has changed since, the PUT is a 409 rather than a lost update. */
+            version?: number;
+            /** @description Read-only; ignored. */
+            id?: string;
+            /** @description Read-only; ignored. */
+            project_id?: string;
+            /** @description Read-only; ignored. */
+            created_at?: string;
+            /** @description Read-only; ignored. */
+            updated_at?: string;
+        };
         /** ReplayFailedRequest */
         ReplayFailedRequest: {
             /**
@@ -904,6 +1291,130 @@ export interface components {
              */
             previous_expires_at: string;
         };
+        /** Run */
+        Run: {
+            /** @example run_0123456789abcdefghijklmn */
+            id: string;
+            workflow_id: string;
+            project_id: string;
+            /** @description The workflow version the run copied its steps from. */
+            workflow_version: number;
+            status: components["schemas"]["RunStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description null while queued. */
+            started_at: string | null;
+            /** @description null while the run is active. */
+            finished_at: string | null;
+            /** @description Why the run failed, in words; null otherwise. */
+            error: string | null;
+            /** @description Why a failed or cancelled run ended; null otherwise. */
+            error_code: "approval_rejected" | "task_cancelled" | "cancelled" | null;
+            steps: components["schemas"]["RunStep"][];
+        };
+        /** RunList */
+        RunList: {
+            data: components["schemas"]["RunListItem"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /**
+         * RunListItem
+         * @description A run without its steps: read one run for them.
+         */
+        RunListItem: {
+            /** @example run_0123456789abcdefghijklmn */
+            id: string;
+            workflow_id: string;
+            project_id: string;
+            /** @description The workflow version the run copied its steps from. */
+            workflow_version: number;
+            status: components["schemas"]["RunStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description null while queued. */
+            started_at: string | null;
+            /** @description null while the run is active. */
+            finished_at: string | null;
+            /** @description Why the run failed, in words; null otherwise. */
+            error: string | null;
+            /** @description Why a failed or cancelled run ended; null otherwise. */
+            error_code: "approval_rejected" | "task_cancelled" | "cancelled" | null;
+        };
+        /**
+         * RunStatus
+         * @enum {string}
+         */
+        RunStatus: "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled";
+        /** RunStep */
+        RunStep: {
+            /** @description The step's place in the run, from 0. */
+            position: number;
+            /** @description The workflow step it was copied from. */
+            step_id: string;
+            type: components["schemas"]["StepType"];
+            /** @description The step's title. */
+            title: string | null;
+            /** @enum {string} */
+            status: "pending" | "waiting" | "completed" | "failed";
+            /** @description The task a task or approval step created, once started. */
+            task_id: string | null;
+            /** @description null until the step starts. */
+            started_at: string | null;
+            /** @description null until the step ends. */
+            finished_at: string | null;
+        };
+        /**
+         * StepType
+         * @description `task` (a to-do for a person), `approval` (approve or reject) or `wait` (a timer).
+         * @enum {string}
+         */
+        StepType: "task" | "approval" | "wait";
+        /** Task */
+        Task: {
+            /** @example task_0123456789abcdefghijklmn */
+            id: string;
+            project_id: string;
+            /**
+             * @description `todo` is marked done; `approval` is approved or rejected.
+             * @enum {string}
+             */
+            kind: "todo" | "approval";
+            title: string;
+            /** @description null when it has none. */
+            description: string | null;
+            status: components["schemas"]["TaskStatus"];
+            /** @description An approval's decision once made; null otherwise. */
+            decision: "approved" | "rejected" | null;
+            /** @description The member it is assigned to; null when unassigned. */
+            assignee_id: string | null;
+            /** @description When it is due; null when it has no due date. */
+            due_at: string | null;
+            /** @description The workflow whose run created it; null for a task created on its own. */
+            workflow_id: string | null;
+            /** @description The run that created it; null for a task created on its own. */
+            run_id: string | null;
+            /** @description Who finished it (a user id); null while open, or when the operator did. */
+            completed_by: string | null;
+            /** @description When it was finished; null while open. */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
         /**
          * TaskAssignedEvent
          * @description Sent when a task is assigned to a user, or reassigned to another (not when the assignee is cleared or stays the same).
@@ -973,6 +1484,22 @@ export interface components {
              */
             due_at: string | null;
         };
+        /** TaskList */
+        TaskList: {
+            data: components["schemas"]["Task"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** TaskReasonRequest */
+        TaskReasonRequest: {
+            /** @description At most 10,000 characters; kept in the audit log (and, for a run's task, in the run's error). */
+            reason?: string | null;
+        };
+        /**
+         * TaskStatus
+         * @enum {string}
+         */
+        TaskStatus: "open" | "done" | "cancelled";
         /** TestEventAccepted */
         TestEventAccepted: {
             /**
@@ -999,6 +1526,18 @@ export interface components {
             /** @description At most 1,000 characters; "" or null clears it. */
             description?: string | null;
             status?: components["schemas"]["ProjectStatus"];
+        };
+        /**
+         * UpdateTaskRequest
+         * @description Only the fields given change. A new assignee fires `task.assigned`.
+         */
+        UpdateTaskRequest: {
+            /** @description 1 to 255 characters (code points). */
+            title?: string;
+            /** @description A member of the organisation; null or "" leaves it unassigned. */
+            assignee_id?: string | null;
+            /** @description A time (`2026-12-31T17:00:00Z`) or a date (`2026-12-31`: the end of that day, UTC); null or "" clears it. */
+            due_at?: string | null;
         };
         /**
          * UpdateUserRequest
@@ -1094,6 +1633,28 @@ export interface components {
             data: components["schemas"]["Webhook"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
+        };
+        /** Workflow */
+        Workflow: {
+            /** @example wf_0123456789abcdefghijklmn */
+            id: string;
+            project_id: string;
+            name: string;
+            /** @description null when it has none. */
+            description: string | null;
+            /** @description Goes up by one with every change; a run records the version it copied. */
+            version: number;
+            steps: components["schemas"]["WorkflowStep"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
         };
         /**
          * WorkflowCompletedEvent
@@ -1232,6 +1793,50 @@ export interface components {
             /** @description A sentence saying what happened, for people. */
             error: string;
             error_code: components["schemas"]["WorkflowErrorCode"];
+        };
+        /** WorkflowList */
+        WorkflowList: {
+            data: components["schemas"]["Workflow"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** WorkflowStep */
+        WorkflowStep: {
+            /** @example step_0123456789abcdefghijklmn */
+            id: string;
+            type: components["schemas"]["StepType"];
+            /** @description Required for task and approval steps; optional for a wait. */
+            title: string | null;
+            /** @description Task and approval steps: the member the task goes to; null leaves it unassigned. */
+            assignee_id: string | null;
+            /**
+             * @description Task steps: the task is due this long after the step starts. Written as `90s`, `15m`, `2h`, `1d 12h` or ISO 8601 (`PT15M`); always returned as ISO 8601.
+             * @example P1DT12H
+             */
+            due_in: string | null;
+            /**
+             * @description Wait steps (required there): 1 second to 30 days. Written as `90s`, `15m`, `2h`, `1d 12h` or ISO 8601 (`PT15M`); always returned as ISO 8601.
+             * @example P1DT12H
+             */
+            duration: string | null;
+        };
+        /** WorkflowStepInput */
+        WorkflowStepInput: {
+            /** @description PUT only: an existing step of this workflow keeps its id; leave it out for a new step. */
+            id?: string;
+            type: components["schemas"]["StepType"];
+            title?: string | null;
+            assignee_id?: string | null;
+            /**
+             * @description Task steps only. Written as `90s`, `15m`, `2h`, `1d 12h` or ISO 8601 (`PT15M`); always returned as ISO 8601.
+             * @example P1DT12H
+             */
+            due_in?: string | null;
+            /**
+             * @description Wait steps only, and required there. Written as `90s`, `15m`, `2h`, `1d 12h` or ISO 8601 (`PT15M`); always returned as ISO 8601.
+             * @example P1DT12H
+             */
+            duration?: string | null;
         };
     };
     responses: {
@@ -2652,6 +3257,1416 @@ export interface operations {
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the project's workflows, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *           "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *           "name": "Release sign-off",
+                     *           "description": "Checks before a release ships",
+                     *           "version": 3,
+                     *           "steps": [
+                     *             {
+                     *               "id": "step_1a3b5c7d9e1f3g5h7i9j1k3l",
+                     *               "type": "task",
+                     *               "title": "Write the release notes",
+                     *               "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *               "due_in": "P2D",
+                     *               "duration": null
+                     *             },
+                     *             {
+                     *               "id": "step_2m4n6o8p0q2r4s6t8u0v2w4x",
+                     *               "type": "approval",
+                     *               "title": "Approve the release",
+                     *               "assignee_id": null,
+                     *               "due_in": null,
+                     *               "duration": null
+                     *             },
+                     *             {
+                     *               "id": "step_3y5z7a9b1c3d5e7f9g1h3i5j",
+                     *               "type": "wait",
+                     *               "title": "Cool-down",
+                     *               "assignee_id": null,
+                     *               "due_in": null,
+                     *               "duration": "PT1H"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-11-22T09:30:00.000Z",
+                     *           "updated_at": "2026-11-22T10:05:12.345Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkflowList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Release sign-off",
+                 *       "description": "Checks before a release ships",
+                 *       "steps": [
+                 *         {
+                 *           "type": "task",
+                 *           "title": "Write the release notes",
+                 *           "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                 *           "due_in": "2d"
+                 *         },
+                 *         {
+                 *           "type": "approval",
+                 *           "title": "Approve the release"
+                 *         },
+                 *         {
+                 *           "type": "wait",
+                 *           "title": "Cool-down",
+                 *           "duration": "1h"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWorkflowRequest"];
+            };
+        };
+        responses: {
+            /** @description The workflow, at version 1. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "name": "Release sign-off",
+                     *       "description": "Checks before a release ships",
+                     *       "version": 1,
+                     *       "steps": [
+                     *         {
+                     *           "id": "step_1a3b5c7d9e1f3g5h7i9j1k3l",
+                     *           "type": "task",
+                     *           "title": "Write the release notes",
+                     *           "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *           "due_in": "P2D",
+                     *           "duration": null
+                     *         },
+                     *         {
+                     *           "id": "step_2m4n6o8p0q2r4s6t8u0v2w4x",
+                     *           "type": "approval",
+                     *           "title": "Approve the release",
+                     *           "assignee_id": null,
+                     *           "due_in": null,
+                     *           "duration": null
+                     *         },
+                     *         {
+                     *           "id": "step_3y5z7a9b1c3d5e7f9g1h3i5j",
+                     *           "type": "wait",
+                     *           "title": "Cool-down",
+                     *           "assignee_id": null,
+                     *           "due_in": null,
+                     *           "duration": "PT1H"
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow with its steps; durations as ISO 8601. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "name": "Release sign-off",
+                     *       "description": "Checks before a release ships",
+                     *       "version": 3,
+                     *       "steps": [
+                     *         {
+                     *           "id": "step_1a3b5c7d9e1f3g5h7i9j1k3l",
+                     *           "type": "task",
+                     *           "title": "Write the release notes",
+                     *           "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *           "due_in": "P2D",
+                     *           "duration": null
+                     *         },
+                     *         {
+                     *           "id": "step_2m4n6o8p0q2r4s6t8u0v2w4x",
+                     *           "type": "approval",
+                     *           "title": "Approve the release",
+                     *           "assignee_id": null,
+                     *           "due_in": null,
+                     *           "duration": null
+                     *         },
+                     *         {
+                     *           "id": "step_3y5z7a9b1c3d5e7f9g1h3i5j",
+                     *           "type": "wait",
+                     *           "title": "Cool-down",
+                     *           "assignee_id": null,
+                     *           "due_in": null,
+                     *           "duration": "PT1H"
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replaceWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The whole workflow: what GET returns, changed where it should change. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Release sign-off",
+                 *       "description": "Checks before a release ships",
+                 *       "version": 3,
+                 *       "steps": [
+                 *         {
+                 *           "id": "step_1a3b5c7d9e1f3g5h7i9j1k3l",
+                 *           "type": "task",
+                 *           "title": "Write the release notes",
+                 *           "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                 *           "due_in": "P2D",
+                 *           "duration": null
+                 *         },
+                 *         {
+                 *           "type": "approval",
+                 *           "title": "Approve the release"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReplaceWorkflowRequest"];
+            };
+        };
+        responses: {
+            /** @description The workflow as replaced; its version is one higher when anything changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "name": "Release sign-off",
+                     *       "description": "Checks before a release ships",
+                     *       "version": 4,
+                     *       "steps": [
+                     *         {
+                     *           "id": "step_1a3b5c7d9e1f3g5h7i9j1k3l",
+                     *           "type": "task",
+                     *           "title": "Write the release notes",
+                     *           "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *           "due_in": "P2D",
+                     *           "duration": null
+                     *         },
+                     *         {
+                     *           "id": "step_9q1r3s5t7u9v1w3x5y7z9a1b",
+                     *           "type": "approval",
+                     *           "title": "Approve the release",
+                     *           "assignee_id": null,
+                     *           "due_in": null,
+                     *           "duration": null
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted with its finished runs; the tasks its runs created stay in the project. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRuns: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the workflow's runs, newest first, without their steps. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *           "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *           "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *           "workflow_version": 3,
+                     *           "status": "waiting",
+                     *           "created_at": "2026-11-22T10:05:12.345Z",
+                     *           "started_at": "2026-11-22T10:05:12.345Z",
+                     *           "finished_at": null,
+                     *           "error": null,
+                     *           "error_code": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RunList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description The run, queued with a copy of the steps; a worker starts it at once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "workflow_version": 3,
+                     *       "status": "queued",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "started_at": null,
+                     *       "finished_at": null,
+                     *       "error": null,
+                     *       "error_code": null,
+                     *       "steps": [
+                     *         {
+                     *           "position": 0,
+                     *           "step_id": "step_1a3b5c7d9e1f3g5h7i9j1k3l",
+                     *           "type": "task",
+                     *           "title": "Write the release notes",
+                     *           "status": "pending",
+                     *           "task_id": null,
+                     *           "started_at": null,
+                     *           "finished_at": null
+                     *         },
+                     *         {
+                     *           "position": 1,
+                     *           "step_id": "step_2m4n6o8p0q2r4s6t8u0v2w4x",
+                     *           "type": "approval",
+                     *           "title": "Approve the release",
+                     *           "status": "pending",
+                     *           "task_id": null,
+                     *           "started_at": null,
+                     *           "finished_at": null
+                     *         },
+                     *         {
+                     *           "position": 2,
+                     *           "step_id": "step_3y5z7a9b1c3d5e7f9g1h3i5j",
+                     *           "type": "wait",
+                     *           "title": "Cool-down",
+                     *           "status": "pending",
+                     *           "task_id": null,
+                     *           "started_at": null,
+                     *           "finished_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run with its steps. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "workflow_version": 3,
+                     *       "status": "waiting",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "started_at": "2026-11-22T10:05:12.345Z",
+                     *       "finished_at": null,
+                     *       "error": null,
+                     *       "error_code": null,
+                     *       "steps": [
+                     *         {
+                     *           "position": 0,
+                     *           "step_id": "step_1a3b5c7d9e1f3g5h7i9j1k3l",
+                     *           "type": "task",
+                     *           "title": "Write the release notes",
+                     *           "status": "waiting",
+                     *           "task_id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *           "started_at": "2026-11-22T10:05:12.345Z",
+                     *           "finished_at": null
+                     *         },
+                     *         {
+                     *           "position": 1,
+                     *           "step_id": "step_2m4n6o8p0q2r4s6t8u0v2w4x",
+                     *           "type": "approval",
+                     *           "title": "Approve the release",
+                     *           "status": "pending",
+                     *           "task_id": null,
+                     *           "started_at": null,
+                     *           "finished_at": null
+                     *         },
+                     *         {
+                     *           "position": 2,
+                     *           "step_id": "step_3y5z7a9b1c3d5e7f9g1h3i5j",
+                     *           "type": "wait",
+                     *           "title": "Cool-down",
+                     *           "status": "pending",
+                     *           "task_id": null,
+                     *           "started_at": null,
+                     *           "finished_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description The run, cancelled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "workflow_version": 3,
+                     *       "status": "cancelled",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "started_at": "2026-11-22T10:05:12.345Z",
+                     *       "finished_at": "2026-11-22T10:05:12.345Z",
+                     *       "error": "Run cancelled by ada@example.com",
+                     *       "error_code": "cancelled",
+                     *       "steps": [
+                     *         {
+                     *           "position": 0,
+                     *           "step_id": "step_1a3b5c7d9e1f3g5h7i9j1k3l",
+                     *           "type": "task",
+                     *           "title": "Write the release notes",
+                     *           "status": "failed",
+                     *           "task_id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *           "started_at": "2026-11-22T10:05:12.345Z",
+                     *           "finished_at": "2026-11-22T10:05:12.345Z"
+                     *         },
+                     *         {
+                     *           "position": 1,
+                     *           "step_id": "step_2m4n6o8p0q2r4s6t8u0v2w4x",
+                     *           "type": "approval",
+                     *           "title": "Approve the release",
+                     *           "status": "pending",
+                     *           "task_id": null,
+                     *           "started_at": null,
+                     *           "finished_at": null
+                     *         },
+                     *         {
+                     *           "position": 2,
+                     *           "step_id": "step_3y5z7a9b1c3d5e7f9g1h3i5j",
+                     *           "type": "wait",
+                     *           "title": "Cool-down",
+                     *           "status": "pending",
+                     *           "task_id": null,
+                     *           "started_at": null,
+                     *           "finished_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listProjectTasks: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the project's tasks, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *           "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *           "kind": "todo",
+                     *           "title": "Write the release notes",
+                     *           "description": null,
+                     *           "status": "open",
+                     *           "decision": null,
+                     *           "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *           "due_at": "2026-11-24T10:05:12.345Z",
+                     *           "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *           "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *           "completed_by": null,
+                     *           "completed_at": null,
+                     *           "created_at": "2026-11-22T10:05:12.345Z",
+                     *           "updated_at": "2026-11-22T10:05:12.345Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TaskList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Renew the certificate",
+                 *       "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                 *       "due_at": "2026-12-31"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description The task, open. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "kind": "todo",
+                     *       "title": "Renew the certificate",
+                     *       "description": null,
+                     *       "status": "open",
+                     *       "decision": null,
+                     *       "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "due_at": "2026-12-31T23:59:59.999Z",
+                     *       "workflow_id": null,
+                     *       "run_id": null,
+                     *       "completed_by": null,
+                     *       "completed_at": null,
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTasks: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+                /** @description A member's id, or `me` for the key's user. */
+                assignee_id?: string;
+                status?: components["schemas"]["TaskStatus"];
+                project_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tasks, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *           "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *           "kind": "todo",
+                     *           "title": "Write the release notes",
+                     *           "description": null,
+                     *           "status": "open",
+                     *           "decision": null,
+                     *           "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *           "due_at": "2026-11-24T10:05:12.345Z",
+                     *           "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *           "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *           "completed_by": null,
+                     *           "completed_at": null,
+                     *           "created_at": "2026-11-22T10:05:12.345Z",
+                     *           "updated_at": "2026-11-22T10:05:12.345Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TaskList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "kind": "todo",
+                     *       "title": "Write the release notes",
+                     *       "description": null,
+                     *       "status": "open",
+                     *       "decision": null,
+                     *       "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "due_at": "2026-11-24T10:05:12.345Z",
+                     *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *       "completed_by": null,
+                     *       "completed_at": null,
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Only the fields given change. A new assignee fires `task.assigned`. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "assignee_id": "user_q3m8z1c5v7b2n4x6k9p0r1sd"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description The task as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "kind": "todo",
+                     *       "title": "Write the release notes",
+                     *       "description": null,
+                     *       "status": "open",
+                     *       "decision": null,
+                     *       "assignee_id": "user_q3m8z1c5v7b2n4x6k9p0r1sd",
+                     *       "due_at": "2026-11-24T10:05:12.345Z",
+                     *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *       "completed_by": null,
+                     *       "completed_at": null,
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    completeTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description The task, done. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "kind": "todo",
+                     *       "title": "Write the release notes",
+                     *       "description": null,
+                     *       "status": "done",
+                     *       "decision": null,
+                     *       "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "due_at": "2026-11-24T10:05:12.345Z",
+                     *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *       "completed_by": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "completed_at": "2026-11-22T10:05:12.345Z",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    approveTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description The approval, approved. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "kind": "approval",
+                     *       "title": "Approve the release",
+                     *       "description": null,
+                     *       "status": "done",
+                     *       "decision": "approved",
+                     *       "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "due_at": "2026-11-24T10:05:12.345Z",
+                     *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *       "completed_by": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "completed_at": "2026-11-22T10:05:12.345Z",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rejectTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "The notes miss the migration step"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskReasonRequest"];
+            };
+        };
+        responses: {
+            /** @description The approval, rejected. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "kind": "approval",
+                     *       "title": "Approve the release",
+                     *       "description": null,
+                     *       "status": "done",
+                     *       "decision": "rejected",
+                     *       "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "due_at": "2026-11-24T10:05:12.345Z",
+                     *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *       "completed_by": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "completed_at": "2026-11-22T10:05:12.345Z",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "No longer needed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TaskReasonRequest"];
+            };
+        };
+        responses: {
+            /** @description The task, cancelled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *       "kind": "todo",
+                     *       "title": "Write the release notes",
+                     *       "description": null,
+                     *       "status": "cancelled",
+                     *       "decision": null,
+                     *       "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "due_at": "2026-11-24T10:05:12.345Z",
+                     *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *       "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *       "completed_by": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "completed_at": "2026-11-22T10:05:12.345Z",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "updated_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's organisation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "org_7p9q1r3s5t7u9v1w3x5y7z9a",
+                     *       "name": "Acme",
+                     *       "state": "active",
+                     *       "deletion_at": null,
+                     *       "created_at": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+                /** @description One or more event types, comma-separated: `task.assigned,workflow.completed`. */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_6n8p0q2r4s6t8v0w2x4y6z8a",
+                     *           "type": "task.assigned",
+                     *           "created_at": "2026-11-22T10:05:12.345Z",
+                     *           "data": {
+                     *             "task_id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *             "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *             "title": "Write the release notes",
+                     *             "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *             "previous_assignee_id": null,
+                     *             "assigned_by": null,
+                     *             "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *             "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *             "due_at": "2026-11-24T10:05:12.345Z"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJzIjoxMjN9"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event; `data` is the webhook body's `data`, byte for byte. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_6n8p0q2r4s6t8v0w2x4y6z8a",
+                     *       "type": "task.assigned",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "data": {
+                     *         "task_id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *         "project_id": "proj_40zapspamjlk10kmts7pcdbq",
+                     *         "title": "Write the release notes",
+                     *         "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *         "previous_assignee_id": null,
+                     *         "assigned_by": null,
+                     *         "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
+                     *         "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
+                     *         "due_at": "2026-11-24T10:05:12.345Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -371,6 +371,8 @@ export interface EventsTable {
   occurred_at: number;
   /** W3C `traceparent` of the operation that recorded it; its deliveries continue that trace. Null: untraced. */
   trace_parent: string | null;
+  /** 1 for a subscription's test event (example data): kept out of GET /v1/events. */
+  test: Generated<number>;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';

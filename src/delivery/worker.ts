@@ -396,7 +396,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
       removed += n;
       if (n < cutoffs.batchSize) break;
     }
-    const eventsBefore = now - Math.max(config.deliveredRetentionMs, config.failedRetentionMs);
+    // GET /v1/events shows EVENT_RETENTION of events; one a delivery still refers to stays for that delivery.
+    const eventsBefore = now - config.eventRetentionMs;
     while (!stopping) {
       const n = await store.repos.deliveries.pruneOrphanEventsBatchAcrossOrgs(eventsBefore, 500);
       if (n < 500) break;

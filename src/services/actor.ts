@@ -1,6 +1,6 @@
 import type { AuditSource, Role, Workspace } from '../db/schema.js';
 import { errors } from '../errors.js';
-import { isAllowed, type Action, type ResourceKind, type Scope } from './permissions.js';
+import { isAllowed, roleAllows, type Action, type ResourceKind, type Scope } from './permissions.js';
 
 /** Where a change came from, as the audit log records it. */
 export interface ActorContext {
@@ -60,8 +60,8 @@ export function inOrg<A extends Actor>(actor: A, orgId: string): A {
 }
 
 /** Throws 403 `forbidden` unless the actor may do this: a key's scope within its user's current role (CONTRACT 9). */
-export function authorize(actor: Actor, resource: ResourceKind, action: Action): void {
-  if (actor.type === 'user' && !isAllowed(actor, resource, action)) throw errors.forbidden(forbiddenMessage(actor));
+export function authorize(actor: Actor, resource: ResourceKind, action: Action, roleMessage?: string): void {
+  if (actor.type === 'user' && !isAllowed(actor, resource, action)) throw errors.forbidden(forbiddenMessage(actor, resource, action, roleMessage));
 }
 
 /** Whether the actor may do this; for doors that hide what a role cannot use. */
@@ -74,6 +74,8 @@ export function actingRole(actor: Actor): Role {
   return actor.type === 'user' ? actor.role : 'owner';
 }
 
-function forbiddenMessage(actor: UserActor): string {
-  return actor.keyId ? 'this API key is not allowed to perform this action' : `your role (${actor.role}) does not allow this action`;
+/** Names what refused: the role (what the dashboard's sessions meet), or the key's scope within a role that allows it. */
+function forbiddenMessage(actor: UserActor, resource: ResourceKind, action: Action, roleMessage: string | undefined): string {
+  if (actor.keyId && (roleAllows(actor.role, resource, action) || !roleMessage)) return 'this API key is not allowed to perform this action';
+  return roleMessage ?? `your role (${actor.role}) does not allow this action`;
 }

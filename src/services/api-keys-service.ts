@@ -8,7 +8,7 @@ import { toIso, type Clock } from '../lib/time.js';
 import { inOrg, type Actor } from './actor.js';
 import { createdChanges, recordAudit } from './audit.js';
 import type { AuthEvents } from './auth-events.js';
-import { formatScope, parseScope } from './permissions.js';
+import { formatScope, parseScope, SCOPE_HELP } from './permissions.js';
 import { requireWritable } from './workspace.js';
 
 export interface CreatedKey {
@@ -39,7 +39,7 @@ export interface KeyListItem extends KeySummary {
   owner_email: string;
 }
 
-export const SCOPE_HELP = 'read, full, or a list of projects, users, webhooks (each optionally :read)';
+export { SCOPE_HELP };
 
 /** `last_used_at` is written at most this often per key (DASHBOARD 4). */
 export const LAST_USED_INTERVAL_MS = 60_000;

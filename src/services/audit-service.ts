@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 import type { AuditFilter } from '../db/repositories/audit-repo.js';
 import type { AuditLogRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import { errors, fieldError } from '../errors.js';
+import { fieldError } from '../errors.js';
 import { csvLine, type CsvValue } from '../lib/csv.js';
 import { toIso, type Clock } from '../lib/time.js';
-import type { Actor } from './actor.js';
+import { authorize, can, type Actor } from './actor.js';
 import { createdChanges, recordAudit } from './audit.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 
@@ -80,12 +80,12 @@ const EXPORT_FORMATS: Record<AuditExportFormat, { extension: string; contentType
 
 /** Admins, owners and operators (CLI, system) read the audit log (DASHBOARD 3: `/dashboard/audit-log` is A). */
 export function canReadAudit(actor: Actor): boolean {
-  return actor.type !== 'user' || actor.role === 'owner' || actor.role === 'admin';
+  return can(actor, 'audit_log', 'read');
 }
 
-/** Throws 403 `forbidden` for members and viewers. */
+/** Throws 403 `forbidden` for members and viewers, and for a key whose scope leaves out `audit_log`. */
 export function assertCanReadAudit(actor: Actor): void {
-  if (!canReadAudit(actor)) throw errors.forbidden(`your role (${actor.type === 'user' ? actor.role : actor.type}) does not allow reading the audit log`);
+  authorize(actor, 'audit_log', 'read', `your role (${actor.type === 'user' ? actor.role : actor.type}) does not allow reading the audit log`);
 }
 
 export function toAuditEntryView(row: AuditLogRow): AuditEntryView {

@@ -19,6 +19,7 @@ export type AuditAction =
   | 'workflow_run.completed'
   | 'workflow_run.failed'
   | 'task.created'
+  | 'task.updated'
   | 'task.assigned'
   | 'task.completed'
   | 'task.cancelled'

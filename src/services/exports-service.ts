@@ -10,7 +10,7 @@ import { newId } from '../lib/ids.js';
 import { DAY_MS, toIso, type Clock } from '../lib/time.js';
 import { exportReadyMail } from '../mail/export-mail.js';
 import type { Mailer } from '../mail/mailer.js';
-import type { Actor } from './actor.js';
+import { authorize, can, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
 
 /** The ZIP's layout version, in its manifest (docs/lifecycle.md describes version 1). */
@@ -84,12 +84,12 @@ export interface BuildOptions {
 export type BuildOutcome = 'ready' | 'failed' | 'abandoned';
 
 /** DASHBOARD 3: `/dashboard/export` is for admins and owners; the operator and the system may too. */
-export function mayExport(actor: Actor): boolean {
-  return actor.type !== 'user' || actor.role === 'owner' || actor.role === 'admin';
+export function mayExport(actor: Actor, action: 'read' | 'create' = 'read'): boolean {
+  return can(actor, 'exports', action);
 }
 
-function requireExporter(actor: Actor): void {
-  if (!mayExport(actor)) throw errors.forbidden(`your role (${actor.type === 'user' ? actor.role : actor.type}) does not allow exporting the workspace's data`);
+function requireExporter(actor: Actor, action: 'read' | 'create' = 'read'): void {
+  authorize(actor, 'exports', action, `your role (${actor.type === 'user' ? actor.role : actor.type}) does not allow exporting the workspace's data`);
 }
 
 const iso = (ms: number | null) => (ms === null ? null : toIso(ms));
@@ -260,7 +260,7 @@ export function createExportsService(deps: ExportsDeps) {
   return {
     /** Queues an export (admins and owners; allowed while read-only). 409 while another is queued or running. */
     async request(actor: Actor): Promise<ExportView> {
-      requireExporter(actor);
+      requireExporter(actor, 'create');
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
         // Two admins asking at once: the second sees the first's export.

@@ -21,6 +21,7 @@ import type { WorkflowsService } from './workflows-service.js';
 import type { LifecycleService } from './lifecycle-service.js';
 import type { DeletionService } from './deletion-service.js';
 import type { ExportsService } from './exports-service.js';
+import type { EventsService } from './events-service.js';
 
 /** The services the HTTP layer and the CLI call; built by the container. */
 export interface Services {
@@ -28,6 +29,7 @@ export interface Services {
   admin: AdminService;
   apiKeys: ApiKeysService;
   audit: AuditService;
+  events: EventsService;
   auth: AuthService;
   idempotency: IdempotencyService;
   invitations: InvitationsService;

@@ -1,10 +1,18 @@
 import type { Role, Workspace } from '../db/schema.js';
 
-export type ResourceKind = 'projects' | 'users' | 'webhooks';
-export type Action = 'read' | 'create' | 'update' | 'delete';
+export type ResourceKind = 'projects' | 'users' | 'webhooks' | 'workflows' | 'tasks' | 'events' | 'audit_log' | 'api_keys' | 'exports';
+/**
+ * `finish` is marking a task done, approving or rejecting it: a change (a `:read` grant does not cover it)
+ * that every role may make on a task assigned to them; the task decides (tasks-service `mayFinishTask`).
+ */
+export type Action = 'read' | 'create' | 'update' | 'delete' | 'finish';
 
-export const RESOURCE_KINDS: readonly ResourceKind[] = ['projects', 'users', 'webhooks'];
+/** In the order scopes are written and the dashboard's "Restricted" form lists them (CONTRACT 9 and 13). */
+export const RESOURCE_KINDS: readonly ResourceKind[] = ['projects', 'users', 'webhooks', 'workflows', 'tasks', 'events', 'audit_log', 'api_keys', 'exports'];
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
+
+/** How a scope is described wherever one is asked for (API validation, CLI help, dashboard). */
+export const SCOPE_HELP = `read, full, or a list of ${RESOURCE_KINDS.join(', ')} (each optionally :read)`;
 
 /** A key's scope: `read`, `full`, or per-resource grants such as `projects,users:read`. */
 export type Scope =
@@ -61,15 +69,33 @@ export function scopeAllows(scope: Scope, resource: ResourceKind, action: Action
   }
 }
 
-/** The role matrix of CONTRACT section 9. */
+const isManager = (role: Role) => role === 'owner' || role === 'admin';
+
+/** The role matrix of CONTRACT sections 9 and 13 (and docs/workflows.md for workflows and tasks). */
 export function roleAllows(role: Role, resource: ResourceKind, action: Action): boolean {
+  switch (resource) {
+    case 'audit_log':
+    case 'exports':
+      // The audit log and exports hold the whole organisation: managers only, reads included.
+      return isManager(role);
+    case 'api_keys':
+      // Everyone manages their own keys; whose keys a role reaches is the service's rule.
+      return true;
+    case 'events':
+      return action === 'read';
+    default:
+  }
   if (action === 'read') return true;
   switch (resource) {
     case 'projects':
-      return action === 'delete' ? role === 'owner' || role === 'admin' : role !== 'viewer';
+      return action === 'delete' ? isManager(role) : role !== 'viewer';
+    case 'workflows':
+      return role !== 'viewer';
+    case 'tasks':
+      return action === 'finish' || role !== 'viewer';
     case 'users':
     case 'webhooks':
-      return role === 'owner' || role === 'admin';
+      return isManager(role);
   }
 }
 

@@ -20,7 +20,7 @@ export interface RunsServiceDeps {
 export function createRunsService({ store, clock }: RunsServiceDeps) {
   return {
     async get(actor: Actor, runId: string): Promise<RunDetail> {
-      authorize(actor, 'projects', 'read');
+      authorize(actor, 'workflows', 'read');
       const run = await store.repos.runs.findById(actor.orgId, runId);
       if (!run) throw errors.notFound('run');
       const steps = await store.repos.runs.steps(actor.orgId, runId);
@@ -31,7 +31,7 @@ export function createRunsService({ store, clock }: RunsServiceDeps) {
 
     /** "Cancel run": the run fails with `error_code: cancelled` at once (its open task is cancelled). */
     async cancel(actor: Actor, runId: string): Promise<Run> {
-      authorize(actor, 'projects', 'update');
+      authorize(actor, 'workflows', 'update');
       await requireWritable(store.repos, actor);
       const now = clock.now();
       const row = await store.transaction(async (repos) => {

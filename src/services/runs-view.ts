@@ -85,3 +85,64 @@ export function toRunStep(row: RunStepRow, task: TaskRow | undefined): RunStep {
 export interface RunDetail extends Run {
   steps: RunStep[];
 }
+
+/** A run's step as the API shows it (CONTRACT 13): `position` counts from 0, as a workflow's steps do. */
+export interface RunStepResource {
+  position: number;
+  step_id: string;
+  type: RunStepRow['kind'];
+  title: string | null;
+  status: RunStepRow['status'];
+  task_id: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** A run as the API lists it; one run is read with its steps (RunDetailResource). */
+export interface RunResource {
+  id: string;
+  workflow_id: string;
+  project_id: string;
+  workflow_version: number;
+  status: RunRow['status'];
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  error: string | null;
+  error_code: RunRow['error_code'];
+}
+
+export interface RunDetailResource extends RunResource {
+  steps: RunStepResource[];
+}
+
+export function toRunResource(run: Run): RunResource {
+  return {
+    id: run.id,
+    workflow_id: run.workflow_id,
+    project_id: run.project_id,
+    workflow_version: run.workflow_version,
+    status: run.status,
+    created_at: run.created_at,
+    started_at: run.started_at,
+    finished_at: run.finished_at,
+    error: run.error,
+    error_code: run.error_code,
+  };
+}
+
+export function toRunDetailResource(run: RunDetail): RunDetailResource {
+  return {
+    ...toRunResource(run),
+    steps: run.steps.map((s) => ({
+      position: s.number - 1,
+      step_id: s.step_id,
+      type: s.type,
+      title: s.title,
+      status: s.status,
+      task_id: s.task_id,
+      started_at: s.started_at,
+      finished_at: s.finished_at,
+    })),
+  };
+}

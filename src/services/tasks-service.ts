@@ -10,6 +10,8 @@ import { recordAssignment, taskTarget, wakeRunAfterTask } from './run-transition
 import { checkText, optionalLongText, requireMember } from './workflow-steps.js';
 import { requireWritable } from './workspace.js';
 import { requireProjectTakesNewWork } from './work-rules.js';
+import { toPage } from '../db/repositories/executor.js';
+import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 
 export interface Task {
   id: string;
@@ -50,6 +52,21 @@ export function toTask(row: TaskRow): Task {
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
+}
+
+export interface TaskListFilter {
+  /** A member's id, or `me` for the caller. */
+  assignee_id?: string | undefined;
+  status?: TaskRow['status'] | undefined;
+  project_id?: string | undefined;
+}
+
+export interface UpdateTaskInput {
+  title?: string | undefined;
+  /** Empty or null clears it. */
+  assignee_id?: string | null | undefined;
+  /** Milliseconds; null clears it. */
+  due_at?: number | null | undefined;
 }
 
 export interface CreateTaskInput {
@@ -104,14 +121,14 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
 
   return {
     async get(actor: Actor, taskId: string): Promise<Task> {
-      authorize(actor, 'projects', 'read');
+      authorize(actor, 'tasks', 'read');
       const row = await store.repos.tasks.findById(actor.orgId, taskId);
       if (!row) throw errors.notFound('task');
       return toTask(row);
     },
 
     async listForProject(actor: Actor, projectId: string): Promise<Task[]> {
-      authorize(actor, 'projects', 'read');
+      authorize(actor, 'tasks', 'read');
       return (await store.repos.tasks.listForProject(actor.orgId, projectId, PROJECT_TASKS_LIMIT)).map(toTask);
     },
 
@@ -123,7 +140,7 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
 
     /** "New task": an open to-do in the project, assigned at once when an assignee is given. */
     async create(actor: Actor, projectId: string, input: CreateTaskInput): Promise<Task> {
-      authorize(actor, 'projects', 'update');
+      authorize(actor, 'tasks', 'update');
       await requireWritable(store.repos, actor);
       const { orgId } = actor;
       checkText(input.title, 'title');
@@ -167,11 +184,74 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
     },
 
     /**
+     * A page of the organisation's tasks, newest first: `assignee_id` (`me` is the caller), `status` and
+     * `project_id` narrow it.
+     */
+    async list(actor: Actor, filter: TaskListFilter, page: PageRequest): Promise<PageResult<Task>> {
+      authorize(actor, 'tasks', 'read');
+      let assigneeId = filter.assignee_id;
+      if (assigneeId === 'me') {
+        if (actor.type !== 'user') throw fieldError('assignee_id', '"me" names the caller, and an operator is no member');
+        assigneeId = actor.userId;
+      }
+      const before = decodeCursor(page.cursor);
+      const rows = await store.repos.tasks.page(actor.orgId, { assigneeId, status: filter.status, projectId: filter.project_id }, page.limit + 1, before);
+      return pageResult(toPage(rows, page.limit), toTask);
+    },
+
+    /** A page of one project's tasks, newest first (404 for a project that is not the organisation's). */
+    async listForProjectPage(actor: Actor, projectId: string, page: PageRequest): Promise<PageResult<Task>> {
+      authorize(actor, 'tasks', 'read');
+      if (!(await store.repos.projects.findById(actor.orgId, projectId))) throw errors.notFound('project');
+      const before = decodeCursor(page.cursor);
+      const rows = await store.repos.tasks.page(actor.orgId, { projectId }, page.limit + 1, before);
+      return pageResult(toPage(rows, page.limit), toTask);
+    },
+
+    /**
+     * PATCH: changes the title, the due date and the assignee of an open task in one transaction (a finished
+     * task is 409). A new assignee fires `task.assigned` exactly as "Assign" does; a call that changes
+     * nothing writes nothing.
+     */
+    async update(actor: Actor, taskId: string, input: UpdateTaskInput): Promise<Task> {
+      authorize(actor, 'tasks', 'update');
+      await requireWritable(store.repos, actor);
+      if (input.title !== undefined) checkText(input.title, 'title');
+      const now = clock.now();
+      const row = await withTaskLocked(actor, taskId, async (repos, current) => {
+        const assignee = input.assignee_id === undefined ? undefined : input.assignee_id || null;
+        if (assignee) await requireMember(repos, actor.orgId, assignee, 'assignee_id');
+        if (current.status !== 'open') throw errors.conflict(`this task is ${current.status}; only open tasks can be changed`);
+        const changes: Record<string, { old: unknown; new: unknown }> = {};
+        if (input.title !== undefined && input.title !== current.title) changes.title = { old: current.title, new: input.title };
+        if (input.due_at !== undefined && input.due_at !== current.due_at) {
+          changes.due_at = { old: current.due_at === null ? null : toIso(current.due_at), new: input.due_at === null ? null : toIso(input.due_at) };
+        }
+        const reassigned = assignee !== undefined && assignee !== current.assignee_id;
+        if (Object.keys(changes).length === 0 && !reassigned) return current;
+        const updated = (await repos.tasks.update(actor.orgId, taskId, {
+          ...(changes.title ? { title: input.title } : {}),
+          ...(changes.due_at ? { due_at: input.due_at } : {}),
+          ...(reassigned ? { assignee_id: assignee } : {}),
+          updated_at: now,
+        }))!;
+        if (Object.keys(changes).length > 0) await recordAudit(repos, actor, { action: 'task.updated', target: taskTarget(updated), changes, at: now });
+        if (reassigned && assignee === null) {
+          await recordAudit(repos, actor, { action: 'task.assigned', target: taskTarget(updated), changes: { assignee_id: { old: current.assignee_id, new: null } }, at: now });
+        } else if (reassigned) {
+          await recordAssignment(repos, actor, updated, current.assignee_id, now);
+        }
+        return updated;
+      });
+      return toTask(row);
+    },
+
+    /**
      * Assigns, reassigns or (null) clears the assignee of an open task. `task.assigned` fires for a new
      * assignee only: the same assignee again changes nothing, clearing writes an audit row but no event.
      */
     async assign(actor: Actor, taskId: string, assigneeId: string | null): Promise<Task> {
-      authorize(actor, 'projects', 'update');
+      authorize(actor, 'tasks', 'update');
       await requireWritable(store.repos, actor);
       const now = clock.now();
       const row = await withTaskLocked(actor, taskId, async (repos, current) => {
@@ -195,7 +275,7 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
      * fails (`approval_rejected`, `task_cancelled`).
      */
     async resolve(actor: Actor, taskId: string, resolution: TaskResolution): Promise<Task> {
-      authorize(actor, 'projects', resolution.action === 'cancel' ? 'update' : 'read');
+      authorize(actor, 'tasks', resolution.action === 'cancel' ? 'update' : 'finish');
       const now = clock.now();
       const row = await withTaskLocked(actor, taskId, async (repos, current, run) => {
         if (resolution.action !== 'cancel') {

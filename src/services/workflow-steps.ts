@@ -48,6 +48,20 @@ export function formatStepDuration(ms: number): string {
   return words.length > 0 ? words.join(' ') : '0 seconds';
 }
 
+/** A duration as ISO 8601, largest units first: 90 s is `PT1M30S`, 1 day 12 hours `P1DT12H` (the API's form). */
+export function formatIsoDuration(ms: number): string {
+  let rest = Math.round(ms / 1000);
+  const days = Math.floor(rest / 86_400);
+  rest -= days * 86_400;
+  const hours = Math.floor(rest / 3600);
+  rest -= hours * 3600;
+  const minutes = Math.floor(rest / 60);
+  const seconds = rest - minutes * 60;
+  const time = `${hours ? `${hours}H` : ''}${minutes ? `${minutes}M` : ''}${seconds ? `${seconds}S` : ''}`;
+  if (days === 0 && time === '') return 'PT0S';
+  return `P${days ? `${days}D` : ''}${time ? `T${time}` : ''}`;
+}
+
 /** 1 to 255 code points, like a project name; nothing is trimmed. */
 export function checkText(value: string, field: string): string {
   const length = [...value].length;

@@ -11,7 +11,7 @@ import { decodeCursor, pageResult, type PageRequest, type PageResult } from './p
 import { runTarget } from './run-transitions.js';
 import { requireWritable } from './workspace.js';
 import { toRun, type Run } from './runs-view.js';
-import { checkText, describeStep, MAX_STEPS, optionalLongText, parseSteps, readStep, type StepInput } from './workflow-steps.js';
+import { checkText, describeStep, formatIsoDuration, MAX_STEPS, optionalLongText, parseSteps, readStep, type StepInput } from './workflow-steps.js';
 import { requireProjectTakesNewWork, workflowCanRun, WORKFLOW_WITHOUT_STEPS } from './work-rules.js';
 
 export { checkText };
@@ -56,6 +56,42 @@ export function toWorkflow(row: WorkflowRow): Workflow {
   };
 }
 
+/** A step as the API reads and writes it (CONTRACT 13): durations as ISO 8601. */
+export interface WorkflowStepResource {
+  id: string;
+  type: WorkflowStepDefinition['kind'];
+  title: string | null;
+  assignee_id: string | null;
+  due_in: string | null;
+  duration: string | null;
+}
+
+export type WorkflowResource = Omit<Workflow, 'steps'> & { steps: WorkflowStepResource[] };
+
+/** The API's shape of a workflow: what GET returns can be PUT back unchanged. */
+export function toWorkflowResource(workflow: Workflow): WorkflowResource {
+  return {
+    ...workflow,
+    steps: workflow.steps.map((s) => ({
+      id: s.id,
+      type: s.type,
+      title: s.title,
+      assignee_id: s.assignee_id,
+      due_in: s.due_in_ms === null ? null : formatIsoDuration(s.due_in_ms),
+      duration: s.duration_ms === null ? null : formatIsoDuration(s.duration_ms),
+    })),
+  };
+}
+
+/** A whole workflow as PUT gives it: a step with an `id` keeps that step's identity, one without is new. */
+export interface ReplaceWorkflowInput {
+  name: string;
+  description?: string | null | undefined;
+  steps: readonly (StepInput & { id?: string | undefined })[];
+  /** When given, the version the caller read: a workflow changed since is a 409, not a lost update. */
+  version?: number | undefined;
+}
+
 export interface CreateWorkflowInput {
   name: string;
   description?: string | null | undefined;
@@ -93,6 +129,21 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     if (count > maxSteps) throw errors.conflict(`a workflow has at most ${maxSteps} steps`);
   }
 
+  /** Reads the steps in order, a refusal naming its step: "steps[2].duration must be ...". */
+  async function readSteps(repos: Repositories, orgId: string, inputs: readonly StepInput[]): Promise<WorkflowStepDefinition[]> {
+    const steps: WorkflowStepDefinition[] = [];
+    for (const [i, step] of inputs.entries()) {
+      try {
+        steps.push(await readStep(repos, orgId, step));
+      } catch (err) {
+        const details = (err as { details?: { field: string; message: string }[] }).details;
+        if (!details) throw err;
+        throw errors.validation(details.map((d) => ({ field: `steps[${i}].${d.field}`, message: d.message })));
+      }
+    }
+    return steps;
+  }
+
   async function requireWorkflow(orgId: string, workflowId: string): Promise<WorkflowRow> {
     const row = await store.repos.workflows.findById(orgId, workflowId);
     if (!row) throw errors.notFound('workflow');
@@ -108,7 +159,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     workflowId: string,
     change: (steps: WorkflowStepDefinition[], repos: Repositories) => Promise<WorkflowStepDefinition[]>,
   ): Promise<Workflow> {
-    authorize(actor, 'projects', 'update');
+    authorize(actor, 'workflows', 'update');
     await requireWritable(store.repos, actor);
     const now = clock.now();
     const row = await store.transaction(async (repos) => {
@@ -133,18 +184,18 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     limits: { maxSteps, maxActiveRuns } as const,
 
     async get(actor: Actor, workflowId: string): Promise<Workflow> {
-      authorize(actor, 'projects', 'read');
+      authorize(actor, 'workflows', 'read');
       return toWorkflow(await requireWorkflow(actor.orgId, workflowId));
     },
 
     async listForProject(actor: Actor, projectId: string): Promise<Workflow[]> {
-      authorize(actor, 'projects', 'read');
+      authorize(actor, 'workflows', 'read');
       const rows = await store.repos.workflows.listForProject(actor.orgId, projectId);
       return rows.map(toWorkflow);
     },
 
     async create(actor: Actor, projectId: string, input: CreateWorkflowInput): Promise<Workflow> {
-      authorize(actor, 'projects', 'update');
+      authorize(actor, 'workflows', 'update');
       await requireWritable(store.repos, actor);
       const { orgId } = actor;
       checkText(input.name, 'name');
@@ -155,17 +206,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
         const project = await repos.projects.findById(orgId, projectId);
         if (!project) throw errors.notFound('project');
         requireProjectTakesNewWork(project);
-        const steps: WorkflowStepDefinition[] = [];
-        for (const [i, step] of (input.steps ?? []).entries()) {
-          try {
-            steps.push(await readStep(repos, orgId, step));
-          } catch (err) {
-            // Name the step: "steps[2].duration must be ...".
-            const details = (err as { details?: { field: string; message: string }[] }).details;
-            if (!details) throw err;
-            throw errors.validation(details.map((d) => ({ field: `steps[${i}].${d.field}`, message: d.message })));
-          }
-        }
+        const steps = await readSteps(repos, orgId, input.steps ?? []);
         const inserted = await repos.workflows.insert({
           id: newId('wf'),
           org_id: orgId,
@@ -190,7 +231,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
 
     /** Renames or re-describes; nothing changes, nothing is written. Steps change through addStep/removeStep. */
     async update(actor: Actor, workflowId: string, input: { name?: string | undefined; description?: string | null | undefined }): Promise<Workflow> {
-      authorize(actor, 'projects', 'update');
+      authorize(actor, 'workflows', 'update');
       await requireWritable(store.repos, actor);
       if (input.name !== undefined) checkText(input.name, 'name');
       const description = input.description === undefined ? undefined : optionalLongText(input.description, 'description');
@@ -204,6 +245,64 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
         const changes: Record<string, { old: unknown; new: unknown }> = {};
         if (next.name !== current.name) changes.name = { old: current.name, new: next.name };
         if (next.description !== current.description) changes.description = { old: current.description, new: next.description };
+        await recordAudit(repos, actor, { action: 'workflow.updated', target: workflowTarget(updated!), changes, at: now });
+        return updated!;
+      });
+      return toWorkflow(row);
+    },
+
+    /** A page of a project's workflows, newest first (404 for a project that is not the organisation's). */
+    async listPage(actor: Actor, projectId: string, page: PageRequest): Promise<PageResult<Workflow>> {
+      authorize(actor, 'workflows', 'read');
+      if (!(await store.repos.projects.findById(actor.orgId, projectId))) throw errors.notFound('project');
+      const before = decodeCursor(page.cursor);
+      const rows = await store.repos.workflows.pageForProject(actor.orgId, projectId, page.limit + 1, before);
+      return pageResult(toPage(rows, page.limit), toWorkflow);
+    },
+
+    /**
+     * PUT: the whole workflow at once. Steps keep their ids where given (an id must be one of this
+     * workflow's steps), new ones get theirs; a PUT that changes nothing writes nothing and keeps the version.
+     */
+    async replace(actor: Actor, workflowId: string, input: ReplaceWorkflowInput): Promise<Workflow> {
+      authorize(actor, 'workflows', 'update');
+      await requireWritable(store.repos, actor);
+      checkText(input.name, 'name');
+      const description = optionalLongText(input.description, 'description');
+      checkStepCount(input.steps.length);
+      const now = clock.now();
+      const row = await store.transaction(async (repos) => {
+        const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
+        if (!current) throw errors.notFound('workflow');
+        const before = parseSteps(current.steps);
+        const known = new Set(before.map((s) => s.id));
+        const seen = new Set<string>();
+        const idProblems: { field: string; message: string }[] = [];
+        input.steps.forEach((step, i) => {
+          if (step.id === undefined) return;
+          if (!known.has(step.id)) idProblems.push({ field: `steps[${i}].id`, message: 'is not a step of this workflow; leave id out for a new step' });
+          else if (seen.has(step.id)) idProblems.push({ field: `steps[${i}].id`, message: 'names a step already given' });
+          seen.add(step.id);
+        });
+        if (idProblems.length > 0) throw errors.validation(idProblems);
+        if (input.version !== undefined && input.version !== current.version) {
+          throw errors.conflict(`this workflow is at version ${current.version}, not ${input.version}: it changed since it was read; read it again`);
+        }
+        const read = await readSteps(repos, actor.orgId, input.steps);
+        const after = read.map((step, i) => (input.steps[i]!.id === undefined ? step : { ...step, id: input.steps[i]!.id! }));
+        const changes: Record<string, { old: unknown; new: unknown }> = {};
+        if (input.name !== current.name) changes.name = { old: current.name, new: input.name };
+        if (description !== current.description) changes.description = { old: current.description, new: description };
+        if (JSON.stringify(after) !== JSON.stringify(before)) changes.steps = { old: stepSummary(before), new: stepSummary(after) };
+        if (Object.keys(changes).length === 0) return current;
+        changes.version = { old: current.version, new: current.version + 1 };
+        const updated = await repos.workflows.update(actor.orgId, workflowId, {
+          name: input.name,
+          description,
+          steps: JSON.stringify(after),
+          version: current.version + 1,
+          updated_at: now,
+        });
         await recordAudit(repos, actor, { action: 'workflow.updated', target: workflowTarget(updated!), changes, at: now });
         return updated!;
       });
@@ -256,7 +355,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
      * created stay in the project as plain tasks.
      */
     async remove(actor: Actor, workflowId: string): Promise<void> {
-      authorize(actor, 'projects', 'update');
+      authorize(actor, 'workflows', 'update');
       await requireWritable(store.repos, actor);
       const now = clock.now();
       await store.transaction(async (repos) => {
@@ -276,7 +375,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
      * for a workflow without steps and over the organisation's cap of active runs.
      */
     async startRun(actor: Actor, workflowId: string): Promise<Run> {
-      authorize(actor, 'projects', 'update');
+      authorize(actor, 'workflows', 'update');
       await requireWritable(store.repos, actor);
       const { orgId } = actor;
       const now = clock.now();
@@ -345,7 +444,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     },
 
     async listRuns(actor: Actor, workflowId: string, page: PageRequest): Promise<PageResult<Run>> {
-      authorize(actor, 'projects', 'read');
+      authorize(actor, 'workflows', 'read');
       await requireWorkflow(actor.orgId, workflowId);
       const before = decodeCursor(page.cursor);
       const rows = await store.repos.runs.listForWorkflow(actor.orgId, workflowId, page.limit + 1, before);

@@ -1,9 +1,8 @@
-import { parseScope } from '../../services/permissions.js';
+import { parseScope, SCOPE_HELP } from '../../services/permissions.js';
 import { ORG_OPTION, required, type CommandGroup } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';
 
-const SCOPE_HELP = 'read, full, or a list of projects, users, webhooks, each optionally :read (e.g. projects,users:read)';
 
 export const keyGroup: CommandGroup = {
   name: 'key',
@@ -12,7 +11,7 @@ export const keyGroup: CommandGroup = {
     {
       name: 'create',
       summary: 'create an API key for an active user',
-      details: `SCOPE is ${SCOPE_HELP}. What the key may do is its scope intersected with the user's current role.\nThe key is shown once; store it now.`,
+      details: `SCOPE is ${SCOPE_HELP}, e.g. projects,tasks:read. What the key may do is its scope intersected with the user's current role.\nThe key is shown once; store it now.`,
       options: {
         user: { type: 'string', value: 'USER', description: 'user id (user_...)', required: true },
         scope: {

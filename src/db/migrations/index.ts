@@ -11,6 +11,7 @@ import { authChangesMigration } from './008-auth-changes.js';
 import { eventTraceContextMigration } from './009-event-trace-context.js';
 import { webhookTrustMigration } from './010-webhook-trust.js';
 import { sessionFlashMigration } from './011-session-flash.js';
+import { workspaceApiMigration } from './012-workspace-api.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -31,6 +32,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '009_event_trace_context': eventTraceContextMigration(),
         '010_webhook_trust': webhookTrustMigration(),
         '011_session_flash': sessionFlashMigration(),
+        '012_workspace_api': workspaceApiMigration(),
       };
     },
   };

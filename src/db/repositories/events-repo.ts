@@ -92,7 +92,7 @@ type NewDelivery = Omit<DeliveryRow, 'seq' | 'replay_requested_at'>;
 export function eventsRepository(ctx: RepoContext) {
   const { db } = ctx;
 
-  function pendingDelivery(event: Omit<EventRow, 'seq'>, deliveryId: string, webhookId: string, active: boolean): NewDelivery {
+  function pendingDelivery(event: Omit<EventRow, 'seq' | 'test'>, deliveryId: string, webhookId: string, active: boolean): NewDelivery {
     return {
       id: deliveryId,
       org_id: event.org_id,
@@ -115,7 +115,7 @@ export function eventsRepository(ctx: RepoContext) {
   }
 
   /** Subscriptions beyond the ids generated up front (rare: see listenerHints). */
-  async function insertMore(event: Omit<EventRow, 'seq'>, webhookIds: string[], newDeliveryId: () => string): Promise<void> {
+  async function insertMore(event: Omit<EventRow, 'seq' | 'test'>, webhookIds: string[], newDeliveryId: () => string): Promise<void> {
     if (webhookIds.length === 0) return;
     const rows = await db.selectFrom('webhooks').select(['id', 'status']).where('org_id', '=', event.org_id).where('id', 'in', webhookIds).execute();
     const active = new Map(rows.map((r) => [r.id, r.status === 'active']));
@@ -132,8 +132,8 @@ export function eventsRepository(ctx: RepoContext) {
      * Called inside the caller's transaction, so all of it commits or rolls back with the change. The event
      * keeps the trace context the unit of work began in (store.ts), for its deliveries.
      */
-    async insertEvent(input: Omit<EventRow, 'seq' | 'trace_parent'>, newDeliveryId: () => string): Promise<number> {
-      const event: Omit<EventRow, 'seq'> = { ...input, trace_parent: ctx.unit?.traceParent ?? null };
+    async insertEvent(input: Omit<EventRow, 'seq' | 'trace_parent' | 'test'>, newDeliveryId: () => string): Promise<number> {
+      const event: Omit<EventRow, 'seq' | 'test'> = { ...input, trace_parent: ctx.unit?.traceParent ?? null };
       const key = hintKey(event.org_id, event.type);
       const ids = Array.from({ length: (listenerHints.get(key) ?? 0) + (ctx.dialect === 'sqlite' ? 1 : 0) }, newDeliveryId);
       let deliveries: number;
@@ -161,15 +161,26 @@ export function eventsRepository(ctx: RepoContext) {
      * A test event (POST /v1/webhooks/:id/test): its event row and one pending delivery to the one
      * subscription, marked `test`, with no fan-out to the organisation's other subscriptions.
      */
-    async insertTestEvent(input: Omit<EventRow, 'seq' | 'trace_parent'>, deliveryId: string, webhookId: string): Promise<void> {
-      const event: Omit<EventRow, 'seq'> = { ...input, trace_parent: ctx.unit?.traceParent ?? null };
-      await insertEventRow.all(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, event.trace_parent);
+    async insertTestEvent(input: Omit<EventRow, 'seq' | 'trace_parent' | 'test'>, deliveryId: string, webhookId: string): Promise<void> {
+      const event = { ...input, trace_parent: ctx.unit?.traceParent ?? null };
+      await db.insertInto('events').values({ ...event, test: 1 }).execute();
       await db.insertInto('deliveries').values({ ...pendingDelivery(event, deliveryId, webhookId, true), test: 1 }).execute();
       if (ctx.unit) ctx.unit.workCreated += 1;
     },
 
     async findEvent(orgId: string, eventId: string): Promise<EventRow | undefined> {
       return db.selectFrom('events').selectAll().where('org_id', '=', orgId).where('id', '=', eventId).executeTakeFirst();
+    },
+
+    /**
+     * A page of the organisation's events since `since`, newest first, test events left out; `types`
+     * narrows to those types (events_org_type_seq_idx for one, events_org_seq_idx otherwise).
+     */
+    async page(orgId: string, filter: { since: number; types?: readonly string[] | undefined }, limit: number, beforeSeq: number | null): Promise<EventRow[]> {
+      let query = db.selectFrom('events').selectAll().where('org_id', '=', orgId).where('test', '=', 0).where('occurred_at', '>=', filter.since);
+      if (filter.types !== undefined) query = query.where('type', 'in', filter.types);
+      if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
+      return query.orderBy('seq', 'desc').limit(limit).execute();
     },
 
     async listEvents(orgId: string): Promise<EventRow[]> {

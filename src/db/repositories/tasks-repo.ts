@@ -4,6 +4,12 @@ import type { RepoContext } from './executor.js';
 
 export type { TaskRow };
 
+export interface TaskFilter {
+  assigneeId?: string | undefined;
+  projectId?: string | undefined;
+  status?: TaskRow['status'] | undefined;
+}
+
 export function tasksRepository({ db, dialect }: RepoContext) {
   return {
     async insert(row: Omit<TaskRow, 'seq'>): Promise<TaskRow> {
@@ -53,6 +59,16 @@ export function tasksRepository({ db, dialect }: RepoContext) {
         .orderBy('seq')
         .limit(limit)
         .execute();
+    },
+
+    /** A page of tasks, newest first, under the API's filters (each has an index ending in `seq`). */
+    async page(orgId: string, filter: TaskFilter, limit: number, beforeSeq: number | null): Promise<TaskRow[]> {
+      let query = db.selectFrom('tasks').selectAll().where('org_id', '=', orgId);
+      if (filter.assigneeId !== undefined) query = query.where('assignee_id', '=', filter.assigneeId);
+      if (filter.projectId !== undefined) query = query.where('project_id', '=', filter.projectId);
+      if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+      if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
+      return query.orderBy('seq', 'desc').limit(limit).execute();
     },
 
     async update(orgId: string, taskId: string, changes: Updateable<TasksTable>): Promise<TaskRow | undefined> {

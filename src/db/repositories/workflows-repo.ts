@@ -25,6 +25,13 @@ export function workflowsRepository({ db, dialect }: RepoContext) {
       return db.selectFrom('workflows').selectAll().where('org_id', '=', orgId).where('project_id', '=', projectId).orderBy('seq').execute();
     },
 
+    /** A page of a project's workflows, newest first (workflows_org_project_seq_idx). */
+    async pageForProject(orgId: string, projectId: string, limit: number, beforeSeq: number | null): Promise<WorkflowRow[]> {
+      let query = db.selectFrom('workflows').selectAll().where('org_id', '=', orgId).where('project_id', '=', projectId);
+      if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
+      return query.orderBy('seq', 'desc').limit(limit).execute();
+    },
+
     async update(orgId: string, workflowId: string, changes: Updateable<WorkflowsTable>): Promise<WorkflowRow | undefined> {
       return db
         .updateTable('workflows')

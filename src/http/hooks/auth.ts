@@ -13,9 +13,10 @@ declare module 'fastify' {
     /**
      * Marks a route as authenticated and names what it touches, for the permission check. A change
      * (any action but `read`) is refused while the workspace is read-only, unless `whileReadOnly` says
-     * it is one of the changes DASHBOARD 10 still allows.
+     * it is one of the changes DASHBOARD 10 still allows. `anyScope`: any valid key of the organisation may
+     * read it, whatever its scope (GET /v1/organization).
      */
-    auth?: { resource: ResourceKind; action: Action; whileReadOnly?: true };
+    auth?: { resource: ResourceKind; action: Action; whileReadOnly?: true; anyScope?: true };
     /** A route whose body may be left out altogether (it means `{}`): an empty POST is not `invalid_json` there. */
     bodyOptional?: true;
   }
@@ -48,7 +49,7 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
     // A request the key's limit counted is one the organisation made, whatever its answer (403, 400, 404...).
     services.usage.count(principal.orgId);
 
-    if (!isAllowed(principal, auth.resource, auth.action)) throw errors.forbidden();
+    if (!auth.anyScope && !isAllowed(principal, auth.resource, auth.action)) throw errors.forbidden();
     if (auth.action !== 'read' && !auth.whileReadOnly && principal.workspace.state !== 'active') throw workspaceReadOnlyError(principal.workspace);
     request.principal = principal;
     services.apiKeys.touch(principal.orgId, principal.keyId);

@@ -28,6 +28,10 @@ export const TAGS = [
   { name: 'Webhooks', description: 'Subscriptions that receive signed events (see the `webhooks` section for each event).' },
   { name: 'Webhook deliveries', description: 'What was sent to a subscription, every attempt, and replays.' },
   { name: 'Webhook events', description: 'What the service POSTs to a subscription: verify `X-Service-Signature` first.' },
+  { name: 'Workflows', description: 'Workflows of a project, their steps, and their runs.' },
+  { name: 'Tasks', description: 'To-dos and approvals, created alone or by a run; assigning one fires `task.assigned`.' },
+  { name: 'Events', description: 'Every event of the organisation for EVENT_RETENTION, for reconciling missed deliveries.' },
+  { name: 'Organization', description: "The key's organisation and its state." },
   {
     name: 'Extensions',
     description:

@@ -89,6 +89,84 @@ const replayJob = {
   finished_at: null,
 };
 
+
+const workflow = {
+  id: 'wf_3k5m7n9p1q3r5s7t9v1w3x5y',
+  project_id: project.id,
+  name: 'Release sign-off',
+  description: 'Checks before a release ships',
+  version: 3,
+  steps: [
+    { id: 'step_1a3b5c7d9e1f3g5h7i9j1k3l', type: 'task', title: 'Write the release notes', assignee_id: user.id, due_in: 'P2D', duration: null },
+    { id: 'step_2m4n6o8p0q2r4s6t8u0v2w4x', type: 'approval', title: 'Approve the release', assignee_id: null, due_in: null, duration: null },
+    { id: 'step_3y5z7a9b1c3d5e7f9g1h3i5j', type: 'wait', title: 'Cool-down', assignee_id: null, due_in: null, duration: 'PT1H' },
+  ],
+  created_at: at,
+  updated_at: later,
+};
+const workflowInput = {
+  name: workflow.name,
+  description: workflow.description,
+  steps: [
+    { type: 'task', title: 'Write the release notes', assignee_id: user.id, due_in: '2d' },
+    { type: 'approval', title: 'Approve the release' },
+    { type: 'wait', title: 'Cool-down', duration: '1h' },
+  ],
+};
+const runItem = {
+  id: 'run_4k6m8n0p2q4r6s8t0v2w4x6y',
+  workflow_id: workflow.id,
+  project_id: project.id,
+  workflow_version: 3,
+  status: 'waiting',
+  created_at: later,
+  started_at: later,
+  finished_at: null,
+  error: null,
+  error_code: null,
+};
+const task = {
+  id: 'task_5a7b9c1d3e5f7g9h1i3j5k7l',
+  project_id: project.id,
+  kind: 'todo',
+  title: 'Write the release notes',
+  description: null,
+  status: 'open',
+  decision: null,
+  assignee_id: user.id,
+  due_at: '2026-11-24T10:05:12.345Z',
+  workflow_id: workflow.id,
+  run_id: runItem.id,
+  completed_by: null,
+  completed_at: null,
+  created_at: later,
+  updated_at: later,
+};
+const run = {
+  ...runItem,
+  steps: [
+    { position: 0, step_id: workflow.steps[0]!.id, type: 'task', title: 'Write the release notes', status: 'waiting', task_id: task.id, started_at: later, finished_at: null },
+    { position: 1, step_id: workflow.steps[1]!.id, type: 'approval', title: 'Approve the release', status: 'pending', task_id: null, started_at: null, finished_at: null },
+    { position: 2, step_id: workflow.steps[2]!.id, type: 'wait', title: 'Cool-down', status: 'pending', task_id: null, started_at: null, finished_at: null },
+  ],
+};
+const event = {
+  id: 'evt_6n8p0q2r4s6t8v0w2x4y6z8a',
+  type: 'task.assigned',
+  created_at: later,
+  data: {
+    task_id: task.id,
+    project_id: project.id,
+    title: task.title,
+    assignee_id: user.id,
+    previous_assignee_id: null,
+    assigned_by: null,
+    workflow_id: workflow.id,
+    run_id: runItem.id,
+    due_at: task.due_at,
+  },
+};
+
 export const operationDocs: Record<string, OperationDocs> = {
   listProjects: {
     response: 'A page of projects, newest first. Follow `next_cursor` for the next page.',
@@ -192,4 +270,54 @@ export const operationDocs: Record<string, OperationDocs> = {
     example: { ...replayJob, queued: 0, delivered: 0, failed: 0, pending: 0 },
   },
   getReplayJob: { response: 'The job and its progress.', example: replayJob },
+  listWorkflows: { response: "A page of the project's workflows, newest first.", example: { data: [workflow], next_cursor: null } },
+  createWorkflow: { response: 'The workflow, at version 1.', request: workflowInput, example: { ...workflow, version: 1, updated_at: at } },
+  getWorkflow: { response: 'The workflow with its steps; durations as ISO 8601.', example: workflow },
+  replaceWorkflow: {
+    response: 'The workflow as replaced; its version is one higher when anything changed.',
+    request: { name: workflow.name, description: workflow.description, version: 3, steps: [workflow.steps[0], { type: 'approval', title: 'Approve the release' }] },
+    example: { ...workflow, version: 4, steps: [workflow.steps[0], { ...workflow.steps[1], id: 'step_9q1r3s5t7u9v1w3x5y7z9a1b' }] },
+  },
+  deleteWorkflow: { response: 'Deleted with its finished runs; the tasks its runs created stay in the project.' },
+  startRun: {
+    response: 'The run, queued with a copy of the steps; a worker starts it at once.',
+    request: {},
+    example: { ...run, status: 'queued', started_at: null, steps: run.steps.map((s) => ({ ...s, status: 'pending', task_id: null, started_at: null })) },
+  },
+  listRuns: { response: "A page of the workflow's runs, newest first, without their steps.", example: { data: [runItem], next_cursor: null } },
+  getRun: { response: 'The run with its steps.', example: run },
+  cancelRun: {
+    response: 'The run, cancelled.',
+    request: {},
+    example: { ...run, status: 'cancelled', finished_at: later, error: 'Run cancelled by ada@example.com', error_code: 'cancelled', steps: run.steps.map((s, i) => (i === 0 ? { ...s, status: 'failed', finished_at: later } : s)) },
+  },
+
+  listProjectTasks: { response: "A page of the project's tasks, newest first.", example: { data: [task], next_cursor: null } },
+  createTask: {
+    response: 'The task, open.',
+    request: { title: 'Renew the certificate', assignee_id: user.id, due_at: '2026-12-31' },
+    example: { ...task, title: 'Renew the certificate', due_at: '2026-12-31T23:59:59.999Z', workflow_id: null, run_id: null },
+  },
+  listTasks: { response: 'A page of tasks, newest first.', example: { data: [task], next_cursor: null } },
+  getTask: { response: 'The task.', example: task },
+  updateTask: { response: 'The task as changed.', request: { assignee_id: invited.id }, example: { ...task, assignee_id: invited.id } },
+  completeTask: { response: 'The task, done.', request: {}, example: { ...task, status: 'done', completed_by: user.id, completed_at: later } },
+  approveTask: {
+    response: 'The approval, approved.',
+    request: {},
+    example: { ...task, kind: 'approval', title: 'Approve the release', status: 'done', decision: 'approved', completed_by: user.id, completed_at: later },
+  },
+  rejectTask: {
+    response: 'The approval, rejected.',
+    request: { reason: 'The notes miss the migration step' },
+    example: { ...task, kind: 'approval', title: 'Approve the release', status: 'done', decision: 'rejected', completed_by: user.id, completed_at: later },
+  },
+  cancelTask: { response: 'The task, cancelled.', request: { reason: 'No longer needed' }, example: { ...task, status: 'cancelled', completed_by: user.id, completed_at: later } },
+
+  listEvents: { response: 'A page of events, newest first.', example: { data: [event], next_cursor: 'eyJzIjoxMjN9' } },
+  getEvent: { response: 'The event; `data` is the webhook body\'s `data`, byte for byte.', example: event },
+  getOrganization: {
+    response: "The key's organisation.",
+    example: { id: 'org_7p9q1r3s5t7u9v1w3x5y7z9a', name: 'Acme', state: 'active', deletion_at: null, created_at: at },
+  },
 };

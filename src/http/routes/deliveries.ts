@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app-deps.js';
+import { extension } from './route-parts.js';
 import { actorOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import {
@@ -18,8 +19,6 @@ import { MAX_BULK_REPLAY } from '../../services/replay-jobs-service.js';
 
 const tags = ['Webhook deliveries'];
 
-/** OpenAPI vendor key marking routes beyond the specification; typed as {} since FastifySchema has no x- keys. */
-const extension: object = { 'x-extension': true };
 
 /** An ISO 8601 time the schema accepted (format date-time), in epoch ms. */
 const epochMs = (iso: string | undefined) => (iso === undefined ? undefined : Date.parse(iso));

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app-deps.js';
+import { extension } from './route-parts.js';
 import { actorOf, principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { InviteUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../schemas/users.js';
@@ -63,7 +64,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
       description:
         'Admins and owners. Only an owner may remove an owner, and the last active owner cannot be removed (409). ' +
         'The removed e-mail can be invited again.',
-      ...({ 'x-extension': true } as object),
+      ...extension,
       params: IdParams,
       response: { 204: { type: 'null', description: 'Removed.' }, ...authErrorResponses, 404: ErrorResponse, 409: ErrorResponse },
     },

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../app-deps.js';
+import { emptyBodyIsObject, extension } from './route-parts.js';
 import { actorOf, principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../schemas/common.js';
 import { NoQuery } from '../schemas/deliveries.js';
@@ -19,8 +20,6 @@ import { toListEnvelope } from '../../services/pagination.js';
 
 const tags = ['Webhooks'];
 
-/** OpenAPI vendor key marking routes beyond the specification (CONTRACT 11); typed as {} since FastifySchema has no x- keys. */
-const extension: object = { 'x-extension': true };
 
 /** The errors every change of one subscription may answer (CONTRACT 1 and 11). */
 const changeErrors = { ...authErrorResponses, 404: ErrorResponse, 415: ErrorResponse, 422: ErrorResponse };
@@ -97,9 +96,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   app.post('/v1/webhooks/:id/test', {
     // The body is optional: a POST without one sends the subscription's first event.
     config: { auth: { resource: 'webhooks', action: 'update' }, bodyOptional: true },
-    preValidation: async (request) => {
-      request.body ??= {};
-    },
+    preValidation: emptyBodyIsObject,
     schema: {
       tags,
       operationId: 'sendTestWebhook',

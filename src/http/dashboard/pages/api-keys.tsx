@@ -13,7 +13,17 @@ import { Layout, type Viewer } from '../views/layout.js';
 
 const HERE = '/dashboard/api-keys';
 
-const KIND_LABELS: Record<ResourceKind, string> = { projects: 'Projects', users: 'Users', webhooks: 'Webhooks' };
+const KIND_LABELS: Record<ResourceKind, string> = {
+  projects: 'Projects',
+  users: 'Users',
+  webhooks: 'Webhooks',
+  workflows: 'Workflows',
+  tasks: 'Tasks',
+  events: 'Events',
+  audit_log: 'Audit log',
+  api_keys: 'API keys',
+  exports: 'Exports',
+};
 
 type Access = 'full' | 'read' | 'restricted';
 type Level = 'none' | 'read' | 'write';
@@ -36,9 +46,7 @@ const LevelField = Type.Optional(Type.Union(LEVEL_OPTIONS.map((o) => Type.Litera
 const CreateKeyBody = FormBody({
   name: FormText(1024),
   access: AccessField,
-  projects: LevelField,
-  users: LevelField,
-  webhooks: LevelField,
+  ...Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, LevelField])),
 });
 
 const KeyParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
@@ -51,7 +59,9 @@ interface KeyForm {
   levels: Record<ResourceKind, Level>;
 }
 
-const EMPTY_FORM: KeyForm = { name: '', access: 'full', levels: { projects: 'none', users: 'none', webhooks: 'none' } };
+const noLevels = () => Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, 'none'])) as Record<ResourceKind, Level>;
+
+const EMPTY_FORM: KeyForm = { name: '', access: 'full', levels: noLevels() };
 
 /** The contract's scope string for the form's choices (CONTRACT 9); '' when nothing is granted. */
 export function scopeFromForm(form: KeyForm): string {
@@ -196,8 +206,9 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
 
   app.post('/api-keys', { schema: { hide: true, body: CreateKeyBody, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    const { name = '', access, projects = 'none', users = 'none', webhooks = 'none' } = request.body;
-    const form: KeyForm = { name, access, levels: { projects, users, webhooks } };
+    const { name = '', access } = request.body;
+    const given = request.body as Partial<Record<ResourceKind, Level>>;
+    const form: KeyForm = { name, access, levels: Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, given[kind] ?? 'none'])) as Record<ResourceKind, Level> };
     let created: CreatedKey;
     try {
       created = await apiKeys.create(page.actor, { scope: scopeFromForm(form), name });

@@ -117,7 +117,7 @@ export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const task = await tasks.get(page.actor, pathId(request.params.id, 'task'));
     // The page of an action the person (or a read-only workspace) cannot take answers 403, as the action itself would.
     if (!mayFinishTask(page.actor, task)) throw errors.forbidden('only the assignee or an admin can finish this task');
-    authorizeChange(page.actor, 'projects', 'read');
+    authorizeChange(page.actor, 'tasks', 'read');
     if (task.status !== 'open' || task.kind !== 'approval') {
       const message = task.status !== 'open' ? `this task is already ${task.status === 'done' ? 'done' : 'cancelled'}` : 'this task is not an approval: mark it done';
       return refused(reply, page, errors.conflict(message));

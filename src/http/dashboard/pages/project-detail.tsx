@@ -234,7 +234,7 @@ interface TasksTableProps {
 
 function TasksTable({ page, projectId, tasks, workflows, members, errors: problems }: TasksTableProps) {
   const { actor, csrf } = page;
-  const canAssign = canChange(actor, 'projects', 'update');
+  const canAssign = canChange(actor, 'tasks', 'update');
   const mayFinish = (t: Task) => mayFinishTask(actor, t) && isWritable(actor);
   const names = memberMap(members);
   const workflowNames = new Map(workflows.map((wf) => [wf.id, wf.name]));
@@ -437,7 +437,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
   app.post('/projects/:id/workflows', { schema: { hide: true, params: ProjectParams, body: WorkflowForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
-    authorizeChange(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'workflows', 'update');
     const workflow: WorkflowValues = { name: request.body.name ?? '', description: request.body.description ?? '' };
     let created: Workflow;
     try {
@@ -451,7 +451,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
   app.post('/projects/:id/tasks', { schema: { hide: true, params: ProjectParams, body: TaskForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
-    authorizeChange(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'tasks', 'update');
     const task: TaskValues = { title: request.body.title ?? '', assignee_id: request.body.assignee_id ?? '', due_date: request.body.due_date ?? '' };
     try {
       const created = await services.tasks.create(page.actor, projectId, { title: task.title, assignee_id: task.assignee_id || null, due_at: readTaskForm(task) });
@@ -465,7 +465,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
     const taskId = pathId(request.params.task, 'task');
-    authorizeChange(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'tasks', 'update');
     // The task must be this project's: another project's id in this path names nothing here.
     const current = await services.tasks.get(page.actor, taskId);
     if (current.project_id !== projectId) throw errors.notFound('task');

@@ -97,7 +97,7 @@ interface RunViewProps {
 
 function RunView({ page, run, members, runAgain, errors: problems }: RunViewProps) {
   const active = isActiveRun(run);
-  const canCancel = active && canChange(page.actor, 'projects', 'update');
+  const canCancel = active && canChange(page.actor, 'workflows', 'update');
   const progress = active ? { url: `${runHref(run.id)}/progress`, version: progressVersion(runState(run)) } : null;
   return (
     <Layout title={`Run of ${run.workflow_name}`} viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems} progress={progress}>
@@ -168,7 +168,7 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
    * project, steps). An active run's page (reloaded as it progresses) reads nothing more.
    */
   async function runAgain(page: PageContext, run: RunDetail): Promise<string | null> {
-    if (isActiveRun(run) || !canChange(page.actor, 'projects', 'update')) return null;
+    if (isActiveRun(run) || !canChange(page.actor, 'workflows', 'update')) return null;
     try {
       const [workflow, project] = await Promise.all([services.workflows.get(page.actor, run.workflow_id), services.projects.get(page.actor.orgId, run.project_id)]);
       return projectTakesNewWork(project) && workflowCanRun(workflow) ? `${workflowHref(run.project_id, run.workflow_id)}/run` : null;
@@ -196,7 +196,7 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
   app.get('/runs/:run/cancel', { schema: { ...pageSchema(), params: RunParams } }, async (request, reply) => {
     const page = pageContext(request);
     // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
-    authorizeChange(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'workflows', 'update');
     const run = await runs.get(page.actor, pathId(request.params.run, 'run'));
     if (!isActiveRun(run)) {
       const problems = [{ field: null, message: `This run has already finished (${RUN_STATUS_WORDS[run.status].toLowerCase()}); there is nothing to cancel.` }];

@@ -157,7 +157,7 @@ interface WorkflowViewProps {
 
 function WorkflowView({ page, project, workflow, options, runs, cursor, maxSteps, stepForm = EMPTY_STEP, workflowForm, errors: problems = [] }: WorkflowViewProps) {
   // Only what the role, the workspace's state and the project's rules allow is offered; the services refuse the rest anyway.
-  const canWrite = canChange(page.actor, 'projects', 'update');
+  const canWrite = canChange(page.actor, 'workflows', 'update');
   const takesWork = projectTakesNewWork(project);
   const runnable = workflowCanRun(workflow);
   const members = memberMap(options);
@@ -274,7 +274,7 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
 
   app.get('/projects/:id/workflows/:wf/steps/:step/edit', { schema: { ...pageSchema(), params: StepParams } }, async (request, reply) => {
     const page = pageContext(request);
-    authorizeChange(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'workflows', 'update');
     const loaded = await load(page, request.params);
     const { step, index } = stepOf(loaded.workflow, request.params.step);
     const values: StepFormValues = {
@@ -289,7 +289,7 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
 
   app.post('/projects/:id/workflows/:wf/steps/:step/edit', { schema: { hide: true, params: StepParams, body: AddStepForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    authorizeChange(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'workflows', 'update');
     const loaded = await load(page, request.params);
     const { step, index } = stepOf(loaded.workflow, request.params.step);
     const { type = '', title = '', assignee_id = '', due_in = '', duration = '' } = request.body;
@@ -352,7 +352,7 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
   app.get('/projects/:id/workflows/:wf/delete', { schema: { ...pageSchema(), params: WorkflowParams } }, async (request, reply) => {
     const page = pageContext(request);
     // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
-    authorizeChange(page.actor, 'projects', 'update');
+    authorizeChange(page.actor, 'workflows', 'update');
     const loaded = await load(page, request.params);
     return sendPage(reply, <DeleteWorkflowView page={page} {...loaded} />);
   });
