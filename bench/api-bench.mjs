@@ -20,7 +20,8 @@
 //   --log-level L         the API's LOG_LEVEL (default warn)
 //   --dialects a,b        sqlite, postgres or both (BENCH_DIALECTS; default both, one after the other, unless
 //                         --database-url is given, which means postgres only)
-//   --only a,b            measure only these endpoints (get,list,post,deep)
+//   --only a,b            measure only these endpoints (get,list,post,deep,tasks,events; default all but
+//                         tasks and events)
 //   --ceiling             also measure bench/fastify-ceiling.mjs: a bare Fastify route with the same SQL
 //                         (GET by id, the first page of 100 and, on SQLite, the create's statements in one
 //                         commit per request), the ceiling the API's own features sit under; prints each
@@ -77,6 +78,7 @@ const opts = {
   instances: num(args.instances ?? process.env.BENCH_INSTANCES, 1),
   logLevel: args['log-level'] ?? process.env.BENCH_LOG_LEVEL ?? 'warn',
   only: (args.only ?? 'get,list,post,deep').split(',').map((s) => s.trim()),
+  /** Tasks are seeded only when they are measured: one per project, assigned to the key's user (a task.assigned each). */
   cpuProf: args['cpu-prof'] ?? null,
   nodeArgs: (args['node-args'] ?? '').split(' ').filter(Boolean),
   keep: Boolean(args.keep),
@@ -238,6 +240,19 @@ try {
       }
     }),
   );
+  // GET /v1/tasks?assignee_id=me and GET /v1/events (issue 30): pages of 100 of a full table, like the list's.
+  if (opts.only.includes('tasks')) {
+    const seedProject = await services.projects.create(cliActor(orgId), { name: 'Tasks' });
+    next = 0;
+    await Promise.all(
+      Array.from({ length: parallel }, async () => {
+        while (next < opts.projects) {
+          const i = next++;
+          await services.tasks.create(cliActor(orgId), seedProject.id, { title: `Seeded task ${i}`, assignee_id: created.owner.id, due_at: i % 3 ? null : Date.UTC(2027, 0, 1) });
+        }
+      }),
+    );
+  }
   // Walk the cursors once: the 100th page's cursor, and ids for GET by id from the middle of the set.
   let cursor;
   const ids = [];
@@ -297,6 +312,8 @@ try {
       label: 'GET /v1/projects?limit=100 (page 100)',
       requests: [{ method: 'GET', path: `/v1/projects?limit=100&cursor=${encodeURIComponent(deepCursor)}` }],
     },
+    tasks: { label: 'GET /v1/tasks?assignee_id=me&limit=100', requests: [{ method: 'GET', path: '/v1/tasks?assignee_id=me&limit=100' }] },
+    events: { label: 'GET /v1/events?limit=100', requests: [{ method: 'GET', path: '/v1/events?limit=100' }] },
     post: {
       label: 'POST /v1/projects',
       requests: [{ method: 'POST', path: '/v1/projects', headers: { 'content-type': 'application/json' }, body: postBody }],
@@ -314,9 +331,17 @@ try {
     }
   }
   // POST last: the rows it adds sit above the first page, not in the way of the deep cursor.
-  const order = ['get', 'other-get', 'ceiling-get', 'list', 'other-list', 'ceiling-list', 'deep', 'other-deep', 'post', 'other-post', 'ceiling-post'].filter(
+  const order = ['get', 'other-get', 'ceiling-get', 'list', 'other-list', 'ceiling-list', 'deep', 'other-deep', 'tasks', 'events', 'post', 'other-post', 'ceiling-post'].filter(
     (k) => scenarios[k] && opts.only.includes(k.replace(/^(ceiling|other)-/, '')),
   );
+
+  // The bytes of one answer of each list (a page of 100 is heavier the more fields its items carry).
+  const pageBytes = {};
+  for (const key of ['list', 'tasks', 'events'].filter((k) => opts.only.includes(k))) {
+    const res = await fetch(apiUrls[0] + scenarios[key].requests[0].path, { headers: auth });
+    pageBytes[key] = Buffer.byteLength(await res.text());
+    if (res.status !== 200) throw new Error(`${scenarios[key].label} answered ${res.status}`);
+  }
 
   // CPU time the server processes spend per request (from /proc), steadier than req/s on a shared machine.
   const ticks = (procs) => procs.reduce((sum, c) => {
@@ -360,7 +385,9 @@ try {
   // sizing); production servers are warm, so warm every read path before any measurement.
   if (opts.warmup > 0) {
     process.stdout.write('warming up the API ...\n');
-    for (const key of ['get', 'list', 'deep']) await measure(apiUrls, scenarios[key].requests, auth, opts.serverWarmup, apis);
+    for (const key of ['get', 'list', 'deep', 'tasks', 'events']) {
+      if (key === 'get' || key === 'list' || key === 'deep' || opts.only.includes(key)) await measure(apiUrls, scenarios[key].requests, auth, opts.serverWarmup, apis);
+    }
     if (ceiling) for (const key of ['get', 'list']) await measure(ceilingUrls, scenarios[key].requests, auth, opts.serverWarmup, [ceiling]);
     if (other) for (const key of ['get', 'list', 'deep']) await measure(otherUrls, scenarios[key].requests, auth, opts.serverWarmup, [other]);
   }
@@ -438,6 +465,18 @@ try {
   // Issue 29: GET by id keeps at least 0.75 of what a bare Fastify route with the same SQL reaches.
   const getOfCeiling = relative.find((c) => c.baseline === 'ceiling' && c.key === 'get');
   if (getOfCeiling) targets.push({ target: 'GET /v1/projects/:id >= 0.75 of the ceiling (req/s, median of rounds)', value: getOfCeiling.throughput.toFixed(2), pass: getOfCeiling.throughput >= 0.75 });
+  // Issue 30: a page of 100 tasks (assignee_id=me) and of 100 events, each at least 0.8 of the project list's
+  // throughput in the same round (median of the per-round ratios).
+  for (const key of ['tasks', 'events']) {
+    const mine = perRound[key];
+    const lists = perRound.list;
+    if (!mine?.length || !lists?.length) continue;
+    const ratio = median(mine.map((r, i) => r.rps / lists[i].rps));
+    const cpu = median(mine.map((r, i) => lists[i].cpuUsPerReq / r.cpuUsPerReq));
+    relative.push({ baseline: 'list', key, label: scenarios[key].label, throughput: ratio, cpu, rounds: mine.map((r, i) => ({ throughput: r.rps / lists[i].rps, cpu: lists[i].cpuUsPerReq / r.cpuUsPerReq })) });
+    const bytes = pageBytes[key] && pageBytes.list ? ` (a page is ${pageBytes[key]} bytes, ${(pageBytes[key] / pageBytes.list).toFixed(1)}x the project list's ${pageBytes.list})` : '';
+    targets.push({ target: `${scenarios[key].label} >= 0.8 of the project list (req/s, median of rounds)${bytes}`, value: ratio.toFixed(2), pass: ratio >= 0.8 });
+  }
   const list = rows.find((r) => r.key === 'list');
   const deep = rows.find((r) => r.key === 'deep');
   if (list && deep) {
@@ -469,7 +508,7 @@ try {
   for (const row of table.slice(1)) console.log(line(row));
   for (const c of relative) {
     const each = c.rounds.map((r) => `${r.throughput.toFixed(2)}/${r.cpu.toFixed(2)}`).join(', ');
-    const of = c.baseline === 'ceiling' ? 'the ceiling' : baselines.other.label;
+    const of = c.baseline === 'ceiling' ? 'the ceiling' : c.baseline === 'list' ? 'the project list' : baselines.other.label;
     console.log(`of ${of}, ${c.label}: ${c.throughput.toFixed(2)} by req/s, ${c.cpu.toFixed(2)} by CPU per request (rounds, req/s/CPU: ${each})`);
   }
   console.log();

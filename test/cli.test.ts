@@ -518,6 +518,22 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
 
     const delivered = await deliveredData(orgId, hookId);
     expect(delivered.map((d) => d.event).sort()).toEqual(['task.assigned', 'task.assigned', 'workflow.failed']);
+
+    // task list and events list answer as GET /v1/tasks and GET /v1/events do.
+    const cancelledTasks = await cliJson(['task', 'list', '--org', orgId, '--status', 'cancelled', '--project', projectId], world.env);
+    expect(cancelledTasks.data.map((t: { id: string }) => t.id)).toEqual([approvalId, task.id]);
+    expect(cancelledTasks.next_cursor).toBeNull();
+    const firstPage = await cliJson(['task', 'list', '--org', orgId, '--limit', '1'], world.env);
+    expect(firstPage.data).toHaveLength(1);
+    expect(firstPage.next_cursor).toEqual(expect.any(String));
+    const events = await cliJson(['events', 'list', '--org', orgId, '--type', 'task.assigned,workflow.failed'], world.env);
+    expect(events.data.map((e: { type: string }) => e.type)).toEqual(['workflow.failed', 'task.assigned', 'task.assigned']);
+    expect(events.data.map((e: { data: unknown }) => e.data)).toEqual(delivered.map((d) => d.data));
+    const text = await runCli(['events', 'list', '--org', orgId, '--limit', '1'], world.env);
+    expect(text.stdout).toContain('More: --cursor ');
+    const bad = await runCli(['events', 'list', '--org', orgId, '--type', 'project.nope', '--json'], world.env);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout).error.code).toBe('validation_failed');
     const assignments = delivered.filter((d) => d.event === 'task.assigned').map((d) => d.data);
     const base = { task_id: task.id, project_id: projectId, title: 'Fuel', assigned_by: null, workflow_id: null, run_id: null, due_at: '2026-12-31T23:59:59.999Z' };
     expect(assignments).toEqual(

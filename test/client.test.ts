@@ -682,6 +682,24 @@ describe.each(testDialects())('typed client against a real server (%s)', (dialec
     expect(await ws.GET('/v1/organization')).toMatchObject({ id: org.id, name: 'Client Co', state: 'active', deletion_at: null });
   });
 
+  it('the audit log, API keys and exports through the typed client', async () => {
+    const ws = client(org.ownerKey);
+    const created = await ws.POST('/v1/api-keys', { body: { scope: 'projects:read', name: 'typed' } });
+    expect(created.key).toMatch(/^wsk_/);
+    expect((await ws.GET('/v1/api-keys', { params: { query: { limit: 100 } } })).data.map((k) => k.id)).toContain(created.id);
+    expect(await ws.DELETE('/v1/api-keys/{id}', { params: { path: { id: created.id } } })).toBeUndefined();
+    const audit = await ws.GET('/v1/audit-log', { params: { query: { action: 'api_key.', target_id: created.id } } });
+    expect(audit.data.map((r) => r.action)).toEqual(['api_key.revoked', 'api_key.created']);
+
+    const requested = await ws.POST('/v1/exports', { body: {} });
+    expectError(await apiError(ws.GET('/v1/exports/{id}/download', { params: { path: { id: requested.id } }, parseAs: 'arrayBuffer' })), 409, 'conflict');
+    // The harness's worker builds it.
+    await waitFor('the export to be ready', async () => (await ws.GET('/v1/exports/{id}', { params: { path: { id: requested.id } } })).status === 'ready');
+    expect((await ws.GET('/v1/exports')).data[0]!.id).toBe(requested.id);
+    const zip = (await ws.GET('/v1/exports/{id}/download', { params: { path: { id: requested.id } }, parseAs: 'arrayBuffer' })) as unknown as ArrayBuffer;
+    expect(Buffer.from(zip).subarray(0, 2).toString()).toBe('PK');
+  });
+
   it('runs from the built package as `workspace-service/client` on Node with only openapi-fetch installed', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-client-'));
     try {

@@ -413,7 +413,7 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       expect(requests).toHaveLength(1);
 
       // Not ready yet: the page follows it by itself, "Request export" waits (disabled), no link, and the
-      // download address is not found.
+      // download address answers 409 (not ready), as the API's does.
       const waiting = await browser.get(PAGE);
       expect(waiting.text).toContain('data-progress-url="/dashboard/export/progress"');
       expect(waiting.text).toMatch(/<button type="submit" class="button" disabled>Request export<\/button>/);
@@ -421,7 +421,7 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       expect(before).toMatchObject({ active: true });
       const [queued] = await exportsOf(org.id);
       const early = await download(env, browser, `${PAGE}/${queued!.id}/download`);
-      expect(early.status).toBe(404);
+      expect(early.status).toBe(409);
       expect(downloadLink((await browser.get(PAGE)).text)).toBeNull();
 
       await runJob();

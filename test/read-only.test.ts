@@ -61,6 +61,7 @@ const REFUSED_WRITES: RouteCase[] = [
   { method: 'POST', path: '/v1/tasks/{id}/approve', url: (w) => `/v1/tasks/${w.approvalTaskId}/approve`, body: () => ({}) },
   { method: 'POST', path: '/v1/tasks/{id}/reject', url: (w) => `/v1/tasks/${w.approvalTaskId}/reject`, body: () => ({ reason: 'No' }) },
   { method: 'POST', path: '/v1/tasks/{id}/cancel', url: (w) => `/v1/tasks/${w.taskId}/cancel`, body: () => ({}) },
+  { method: 'POST', path: '/v1/api-keys', url: () => '/v1/api-keys', body: () => ({ scope: 'read' }) },
   {
     method: 'POST',
     path: '/invitations/{token}/accept',
@@ -71,7 +72,11 @@ const REFUSED_WRITES: RouteCase[] = [
 ];
 
 /** Changes DASHBOARD 10 still allows through the API. */
-const ALLOWED_WRITES: RouteCase[] = [{ method: 'DELETE', path: '/v1/webhooks/{id}', url: (w) => `/v1/webhooks/${w.spareWebhookId}` }];
+const ALLOWED_WRITES: (RouteCase & { status: number })[] = [
+  { method: 'DELETE', path: '/v1/webhooks/{id}', url: (w) => `/v1/webhooks/${w.spareWebhookId}`, status: 204 },
+  { method: 'DELETE', path: '/v1/api-keys/{id}', url: (w) => `/v1/api-keys/${w.readKey.keyId}`, status: 204 },
+  { method: 'POST', path: '/v1/exports', url: () => '/v1/exports', body: () => ({}), status: 202 },
+];
 
 /** Every read of the API, with the status it answers. */
 const READS: (RouteCase & { status: number })[] = [
@@ -94,6 +99,11 @@ const READS: (RouteCase & { status: number })[] = [
   { method: 'GET', path: '/v1/events', url: () => '/v1/events', status: 200 },
   { method: 'GET', path: '/v1/events/{id}', url: () => '/v1/events/evt_unknown', status: 404 },
   { method: 'GET', path: '/v1/organization', url: () => '/v1/organization', status: 200 },
+  { method: 'GET', path: '/v1/audit-log', url: () => '/v1/audit-log', status: 200 },
+  { method: 'GET', path: '/v1/api-keys', url: () => '/v1/api-keys', status: 200 },
+  { method: 'GET', path: '/v1/exports', url: () => '/v1/exports', status: 200 },
+  { method: 'GET', path: '/v1/exports/{id}', url: () => '/v1/exports/exp_unknown', status: 404 },
+  { method: 'GET', path: '/v1/exports/{id}/download', url: () => '/v1/exports/exp_unknown/download', status: 404 },
   // The invitation link leads to the dashboard's page, which shows it (accepting is what is refused).
   { method: 'GET', path: '/invitations/{token}', url: (w) => `/invitations/${w.invitationToken}`, status: 303, anonymous: true, undocumented: true },
 ];
@@ -178,9 +188,12 @@ describe.each(testDialects())('read-only workspace: API, services and the run en
     const pending = () =>
       db.selectFrom('deliveries').select(['id', 'status']).where('org_id', '=', w.org.id).where('webhook_id', '=', w.spareWebhookId).where('status', '=', 'pending').execute();
     expect((await pending()).length).toBeGreaterThan(0);
-    const [route] = ALLOWED_WRITES;
+    const [route, ...others] = ALLOWED_WRITES;
     const res = await send(w, route!);
     expect(res.status).toBe(204);
+    // Revoking a key and exporting the data are allowed too (DASHBOARD 10).
+    for (const allowed of others) expect((await send(w, allowed)).status, `${allowed.method} ${allowed.path}`).toBe(allowed.status);
+    expect((await env.request('GET', '/v1/projects', { key: w.readKey.key })).status).toBe(401);
     expect(await pending()).toEqual([]);
     expect(await db.selectFrom('webhooks').select('id').where('org_id', '=', w.org.id).where('id', '=', w.spareWebhookId).execute()).toEqual([]);
     const audit = await db.selectFrom('audit_log').select(['action', 'target_id']).where('org_id', '=', w.org.id).where('action', '=', 'webhook.deleted').execute();
@@ -264,7 +277,7 @@ describe.each(testDialects())('read-only workspace: API, services and the run en
         ['users.invite', (a) => s().users.invite(a, { email: 'not an address', role: 'member' })],
         ['users.changeRole', (a) => s().users.changeRole(a, w.member.userId, 'viewer')],
         ['users.remove', (a) => s().users.remove(a, w.viewer.userId)],
-        ['apiKeys.create', (a) => s().apiKeys.create(a, { scope: 'bogus', userId: w.member.userId })],
+        ['apiKeys.create', (a) => s().apiKeys.create(a, { scope: 'bogus', userId: a.type === 'user' ? undefined : w.member.userId })],
         ['deliveries.replay', (a) => s().deliveries.replay(a, a.type === 'user' ? w.webhookId : null, w.deliveryId)],
         ['replayJobs.start', (a) => s().replayJobs.start(a, w.webhookId, since)],
         ['workflows.create', (a) => s().workflows.create(a, w.projectId, { name: '' })],

@@ -364,3 +364,121 @@ describe.each(testDialects())('GET /v1/events: retention and long walks (%s)', (
     expect(seen).toEqual([...ids].reverse());
   }, 120_000);
 });
+
+describe.each(testDialects())('the audit log, API keys and exports through /v1 (%s)', (dialect) => {
+  let env: TestEnv;
+  let org: TestOrg;
+  let other: TestOrg;
+  let check: ReturnType<typeof documentChecker>;
+
+  async function call(method: string, url: string, options: RequestOptions = {}): Promise<ApiResponse> {
+    const res = await env.request(method, url, options);
+    check(method, url, res);
+    return res;
+  }
+
+  beforeAll(async () => {
+    env = await createTestEnv(dialect);
+    check = documentChecker((await env.request('GET', '/openapi.json')).body);
+    org = await env.createOrg('Acme');
+    other = await env.createOrg('Other');
+  });
+  afterAll(async () => env?.close());
+
+  it('the audit log: admins and owners read it with the dashboard\'s filters; members, viewers and other scopes do not', async () => {
+    const admin = await org.member('admin');
+    const project = (await call('POST', '/v1/projects', { key: admin.key, body: { name: 'Audited' }, headers: { 'user-agent': 'siem-test' } })).body;
+    await call('PUT', `/v1/projects/${project.id}`, { key: admin.key, body: { name: 'Audited twice' } });
+    const res = await call('GET', `/v1/audit-log?action=project.&target_id=${project.id}`, { key: org.ownerKey });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((r: Json) => r.action)).toEqual(['project.updated', 'project.created']);
+    expect(res.body.data[1]).toMatchObject({
+      actor: { type: 'user', id: admin.userId, label: expect.stringContaining('@') },
+      target: { type: 'project', id: project.id },
+      source: 'api',
+      user_agent: 'siem-test',
+      outcome: 'success',
+      request_id: expect.stringMatching(/^req_/),
+    });
+    expect(res.body.data[0].changes).toEqual({ name: { old: 'Audited', new: 'Audited twice' } });
+    const mine = await call('GET', `/v1/audit-log?actor_id=${admin.userId}&limit=1`, { key: admin.key });
+    expect(mine.body.data).toHaveLength(1);
+    expect(mine.body.next_cursor).toEqual(expect.any(String));
+    const future = await call('GET', '/v1/audit-log?from=2999-01-01T00:00:00Z', { key: org.ownerKey });
+    expect(future.body.data).toEqual([]);
+    const bad = await call('GET', '/v1/audit-log?from=yesterday', { key: org.ownerKey });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0].field).toBe('from');
+    for (const key of [(await org.member('member')).key, (await org.member('viewer')).key, (await org.member('owner', 'projects,tasks')).key]) {
+      const refused = await call('GET', '/v1/audit-log', { key });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('forbidden');
+    }
+    expect((await call('GET', '/v1/audit-log', { key: (await org.member('owner', 'audit_log:read')).key })).status).toBe(200);
+    expect((await call('GET', '/v1/audit-log', { key: other.ownerKey })).body.data.some((r: Json) => r.target?.id === project.id)).toBe(false);
+  });
+
+  it('API keys: a key creates keys for its own user, never wider than itself; a revoked key is refused on its next request', async () => {
+    const member = await org.member('member', 'projects,api_keys');
+    const created = await call('POST', '/v1/api-keys', { key: member.key, body: { scope: 'projects:read', name: 'reader' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'reader', scope: 'projects:read', user_id: member.userId, last_used_at: null, expires_at: null });
+    expect(created.body.key).toMatch(/^wsk_/);
+    expect(created.body.prefix).toBe(created.body.key.slice(0, 12));
+    expect((await call('GET', '/v1/projects', { key: created.body.key })).status).toBe(200);
+
+    const readKeysOnly = (await org.member('admin', 'api_keys:read')).key;
+    const before = await orgSnapshot(env.container, org.id);
+    for (const scope of ['full', 'read', 'projects,webhooks', 'users:read']) {
+      const wider = await call('POST', '/v1/api-keys', { key: member.key, body: { scope } });
+      expect(wider.status, scope).toBe(403);
+      expect(wider.body.error.code).toBe('forbidden');
+    }
+    const forOther = await call('POST', '/v1/api-keys', { key: org.ownerKey, body: { scope: 'read', user_id: member.userId } });
+    expect(forOther.status).toBe(403);
+    const badScope = await call('POST', '/v1/api-keys', { key: org.ownerKey, body: { scope: 'everything' } });
+    expect(badScope.status).toBe(400);
+    expect(badScope.body.error.details[0].field).toBe('scope');
+    expect((await call('POST', '/v1/api-keys', { key: readKeysOnly, body: { scope: 'read' } })).status).toBe(403);
+    expect(await orgSnapshot(env.container, org.id)).toEqual(before);
+
+    // A member lists their own keys; an owner every key; nobody sees a secret.
+    const own = await call('GET', '/v1/api-keys', { key: member.key });
+    expect(own.body.data.map((k: Json) => k.user_id)).toEqual([member.userId, member.userId]);
+    expect(JSON.stringify(own.body)).not.toContain(created.body.key);
+    const all = await call('GET', '/v1/api-keys?limit=100', { key: org.ownerKey });
+    expect(all.body.data.map((k: Json) => k.id)).toContain(created.body.id);
+    expect((await call('DELETE', `/v1/api-keys/${all.body.data.find((k: Json) => k.user_id === org.ownerId).id}`, { key: member.key })).status).toBe(404);
+    expect((await call('DELETE', `/v1/api-keys/${created.body.id}`, { key: other.ownerKey })).status).toBe(404);
+
+    expect((await call('DELETE', `/v1/api-keys/${created.body.id}`, { key: member.key })).status).toBe(204);
+    expect((await call('GET', '/v1/projects', { key: created.body.key })).status).toBe(401);
+    const audit = await env.container.database.db.selectFrom('audit_log').select(['action', 'source']).where('org_id', '=', org.id).where('target_id', '=', created.body.id).orderBy('seq').execute();
+    expect(audit).toEqual([{ action: 'api_key.created', source: 'api' }, { action: 'api_key.revoked', source: 'api' }]);
+  });
+
+  it('exports: requested, polled, 409 while not ready, downloaded as the dashboard\'s ZIP; admins and owners only', async () => {
+    const memberKey = (await org.member('member')).key;
+    expect((await call('POST', '/v1/exports', { key: memberKey })).status).toBe(403);
+    const requested = await call('POST', '/v1/exports', { key: org.ownerKey });
+    expect(requested.status).toBe(202);
+    expect(requested.body).toMatchObject({ status: 'pending', ready_at: null, size_bytes: null });
+    const again = await call('POST', '/v1/exports', { key: org.ownerKey, body: {} });
+    expect(again.status).toBe(409);
+    const early = await call('GET', `/v1/exports/${requested.body.id}/download`, { key: org.ownerKey });
+    expect(early.status).toBe(409);
+    expect(early.body.error.code).toBe('conflict');
+
+    expect(await env.container.services.exports.runNext('api-test')).toBe(true);
+    const ready = await call('GET', `/v1/exports/${requested.body.id}`, { key: org.ownerKey });
+    expect(ready.body).toMatchObject({ id: requested.body.id, status: 'ready', size_bytes: expect.any(Number) });
+    expect((await call('GET', '/v1/exports', { key: org.ownerKey })).body.data.map((e: Json) => e.id)).toEqual([requested.body.id]);
+    const file = await env.request('GET', `/v1/exports/${requested.body.id}/download`, { key: org.ownerKey });
+    expect(file.status).toBe(200);
+    expect(file.headers['content-type']).toBe('application/zip');
+    expect(Number(file.headers['content-length'])).toBe(ready.body.size_bytes);
+    expect(file.text.startsWith('PK')).toBe(true);
+    expect((await call('GET', `/v1/exports/${requested.body.id}`, { key: other.ownerKey })).status).toBe(404);
+    expect((await call('GET', '/v1/exports', { key: memberKey })).status).toBe(403);
+  });
+});

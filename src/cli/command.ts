@@ -33,6 +33,21 @@ export interface OptionSpec {
 /** `--org ORG`, required: every command that acts within one organisation declares it the same way. */
 export const ORG_OPTION: OptionSpec = { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true };
 
+/** `--limit` of the list commands: the API's 1 to 100. */
+export const LIMIT_OPTION: OptionSpec = {
+  type: 'string',
+  value: 'N',
+  description: 'items per page, 1 to 100 (default 20)',
+  check: (v) => (/^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 100 ? null : 'must be a whole number from 1 to 100'),
+};
+
+export const CURSOR_OPTION: OptionSpec = { type: 'string', value: 'CURSOR', description: 'next_cursor of a previous page' };
+
+/** A page as the list commands answer it: the API's envelope with --json, a table and the next cursor otherwise. */
+export function pageResult<T>(page: { items: T[]; nextCursor: string | null }, table: string): CommandResult {
+  return { data: { data: page.items, next_cursor: page.nextCursor }, text: page.nextCursor ? `${table}\n\nMore: --cursor ${page.nextCursor}` : table };
+}
+
 export interface PositionalSpec {
   name: string;
   description: string;

@@ -23,6 +23,7 @@ import { orgGroup } from './commands/org.js';
 import { runGroup } from './commands/run.js';
 import { serveCommand, workerCommand } from './commands/server.js';
 import { taskGroup } from './commands/task.js';
+import { eventsGroup } from './commands/events.js';
 import { userGroup } from './commands/user.js';
 import { workflowGroup } from './commands/workflow.js';
 import { describeFailure, EXIT_OK, EXIT_USAGE, writeErr, writeJson, writeOut } from './output.js';
@@ -41,6 +42,7 @@ export const registry: readonly CommandEntry[] = [
   workflowGroup,
   runGroup,
   taskGroup,
+  eventsGroup,
   deliveriesGroup,
   webhookGroup,
 ];

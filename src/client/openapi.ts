@@ -588,6 +588,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the organisation's audit log, newest first (extension; admins and owners)
+         * @description Every change, whatever the door (API, dashboard, CLI), with who, from where and what changed. The dashboard's filters.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys, newest first (extension)
+         * @description The key user's own keys; for admins and owners, every key of the organisation. Revoked keys are not listed.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key for the calling key's user (extension)
+         * @description Never wider than the calling key (403), and only for its own user (403). What the new key may do is also bounded by the user's role at each request.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key (extension)
+         * @description Refused from the next request on, on every instance. Admins and owners revoke any key of the organisation; others their own.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List exports, newest first (extension; admins and owners) */
+        get: operations["listExports"];
+        put?: never;
+        /**
+         * Request an export of the workspace (extension; admins and owners; no request body)
+         * @description A ZIP of every collection as JSON lines, built by a worker; poll it, then download it for 7 days. 409 while another is being prepared.
+         */
+        post: operations["requestExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an export (extension; admins and owners) */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a ready export: the dashboard's ZIP (extension; admins and owners)
+         * @description 409 while it is being prepared or after it failed; 404 once expired. Each download is audited (`export.downloaded`).
+         */
+        get: operations["downloadExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "project.created": {
@@ -720,6 +842,92 @@ export interface components {
             /** @description 8 to 1,024 characters (code points). */
             password: string;
         };
+        /** ApiKey */
+        ApiKey: {
+            /** @example key_0123456789abcdefghijklmn */
+            id: string;
+            /** @description What the key is for; null when unnamed. */
+            name: string | null;
+            /** @description read, full, or a list of projects, users, webhooks, workflows, tasks, events, audit_log, api_keys, exports (each optionally :read). */
+            scope: string;
+            /** @description The user the key acts as. */
+            user_id: string;
+            /** @description The key's first 12 characters, to recognise it. */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description Written at most once a minute; null until first used. */
+            last_used_at: string | null;
+            /** @description Keys do not expire: always null (revoke a key to end it). */
+            expires_at: string | null;
+        };
+        /** ApiKeyList */
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** AuditEntry */
+        AuditEntry: {
+            /** @example aud_0123456789abcdefghijklmn */
+            id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            actor: {
+                /** @enum {string} */
+                type: "user" | "cli" | "system";
+                /** @description The user; null for the command line and the service itself. */
+                id: string | null;
+                /** @description How the actor was named at the time (an e-mail). */
+                label: string | null;
+            };
+            /** @description Past tense, `resource.verb`: `project.created`, `task.assigned`, `api_key.revoked`, ... */
+            action: string;
+            target: {
+                type: string;
+                id: string;
+                /** @description How the target was named at the time. */
+                label: string | null;
+            } | null;
+            /** @enum {string} */
+            source: "api" | "dashboard" | "cli" | "system";
+            /** @description The client address of the request that made the change. */
+            ip: string | null;
+            /** @description Its User-Agent. */
+            user_agent: string | null;
+            /** @description Its X-Request-Id. */
+            request_id: string | null;
+            /** @enum {string} */
+            outcome: "success" | "failure";
+            /** @description `{ field: { old, new } }`; null when no field changed (a deletion, a revocation). */
+            changes: {
+                [key: string]: {
+                    old: unknown;
+                    new: unknown;
+                };
+            } | null;
+        };
+        /** AuditLog */
+        AuditLog: {
+            data: components["schemas"]["AuditEntry"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** CreateApiKeyRequest */
+        CreateApiKeyRequest: {
+            /** @description read, full, or a list of projects, users, webhooks, workflows, tasks, events, audit_log, api_keys, exports (each optionally :read); never wider than the calling key's. */
+            scope: string;
+            /** @description At most 255 characters. */
+            name?: string | null;
+            /** @description Only the calling key's own user (the default). */
+            user_id?: string;
+        };
         /** CreateProjectRequest */
         CreateProjectRequest: {
             /** @description 1 to 255 characters (code points). */
@@ -760,6 +968,30 @@ export interface components {
             description?: string | null;
             /** @description In order; at most 20 (WORKFLOW_MAX_STEPS may lower it). */
             steps?: components["schemas"]["WorkflowStepInput"][];
+        };
+        /** CreatedApiKey */
+        CreatedApiKey: {
+            /** @example key_0123456789abcdefghijklmn */
+            id: string;
+            /** @description What the key is for; null when unnamed. */
+            name: string | null;
+            /** @description read, full, or a list of projects, users, webhooks, workflows, tasks, events, audit_log, api_keys, exports (each optionally :read). */
+            scope: string;
+            /** @description The user the key acts as. */
+            user_id: string;
+            /** @description The key's first 12 characters, to recognise it. */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description Written at most once a minute; null until first used. */
+            last_used_at: string | null;
+            /** @description Keys do not expire: always null (revoke a key to end it). */
+            expires_at: string | null;
+            /** @description The secret (`wsk_...`): shown in this answer only, stored as a hash. */
+            key: string;
         };
         /** CreatedWebhook */
         CreatedWebhook: {
@@ -951,6 +1183,33 @@ export interface components {
          * @enum {string}
          */
         EventType: "project.created" | "project.updated" | "project.deleted" | "workflow.completed" | "workflow.failed" | "task.assigned";
+        /** Export */
+        Export: {
+            /** @example exp_0123456789abcdefghijklmn */
+            id: string;
+            /**
+             * @description `pending` until a worker takes it, `building`, then `ready` (download it) or `failed`; `expired` 7 days after it was ready.
+             * @enum {string}
+             */
+            status: "pending" | "building" | "ready" | "failed" | "expired";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description When it became ready. */
+            ready_at: string | null;
+            /** @description Until when it can be downloaded. */
+            expires_at: string | null;
+            /** @description The ZIP's size once ready. */
+            size_bytes: number | null;
+        };
+        /** ExportList */
+        ExportList: {
+            data: components["schemas"]["Export"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         /** InviteUserRequest */
         InviteUserRequest: {
             /**
@@ -1390,11 +1649,18 @@ export interface components {
             /** @description null when it has none. */
             description: string | null;
             status: components["schemas"]["TaskStatus"];
-            /** @description An approval's decision once made; null otherwise. */
+            /**
+             * @description An approval's decision once made; null otherwise.
+             * @enum {string|null}
+             */
             decision: "approved" | "rejected" | null;
             /** @description The member it is assigned to; null when unassigned. */
             assignee_id: string | null;
-            /** @description When it is due; null when it has no due date. */
+            /**
+             * Format: date-time
+             * @description When it is due; null when it has no due date.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             due_at: string | null;
             /** @description The workflow whose run created it; null for a task created on its own. */
             workflow_id: string | null;
@@ -1402,7 +1668,11 @@ export interface components {
             run_id: string | null;
             /** @description Who finished it (a user id); null while open, or when the operator did. */
             completed_by: string | null;
-            /** @description When it was finished; null while open. */
+            /**
+             * Format: date-time
+             * @description When it was finished; null while open.
+             * @example 2026-11-22T09:30:00.000Z
+             */
             completed_at: string | null;
             /**
              * Format: date-time
@@ -1486,9 +1756,49 @@ export interface components {
         };
         /** TaskList */
         TaskList: {
-            data: components["schemas"]["Task"][];
+            data: components["schemas"]["TaskListItem"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
+        };
+        /** TaskListItem */
+        TaskListItem: {
+            /** @example task_0123456789abcdefghijklmn */
+            id: string;
+            project_id: string;
+            /**
+             * @description `todo` is marked done; `approval` is approved or rejected.
+             * @enum {string}
+             */
+            kind: "todo" | "approval";
+            title: string;
+            status: components["schemas"]["TaskStatus"];
+            /**
+             * @description An approval's decision once made; null otherwise.
+             * @enum {string|null}
+             */
+            decision: "approved" | "rejected" | null;
+            /** @description The member it is assigned to; null when unassigned. */
+            assignee_id: string | null;
+            /**
+             * Format: date-time
+             * @description When it is due; null when it has no due date.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            due_at: string | null;
+            /** @description The workflow whose run created it; null for a task created on its own. */
+            workflow_id: string | null;
+            /** @description The run that created it; null for a task created on its own. */
+            run_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
         };
         /** TaskReasonRequest */
         TaskReasonRequest: {
@@ -3984,15 +4294,12 @@ export interface operations {
                      *           "project_id": "proj_40zapspamjlk10kmts7pcdbq",
                      *           "kind": "todo",
                      *           "title": "Write the release notes",
-                     *           "description": null,
                      *           "status": "open",
                      *           "decision": null,
                      *           "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
                      *           "due_at": "2026-11-24T10:05:12.345Z",
                      *           "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
                      *           "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
-                     *           "completed_by": null,
-                     *           "completed_at": null,
                      *           "created_at": "2026-11-22T10:05:12.345Z",
                      *           "updated_at": "2026-11-22T10:05:12.345Z"
                      *         }
@@ -4117,15 +4424,12 @@ export interface operations {
                      *           "project_id": "proj_40zapspamjlk10kmts7pcdbq",
                      *           "kind": "todo",
                      *           "title": "Write the release notes",
-                     *           "description": null,
                      *           "status": "open",
                      *           "decision": null,
                      *           "assignee_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
                      *           "due_at": "2026-11-24T10:05:12.345Z",
                      *           "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
                      *           "run_id": "run_4k6m8n0p2q4r6s8t0v2w4x6y",
-                     *           "completed_by": null,
-                     *           "completed_at": null,
                      *           "created_at": "2026-11-22T10:05:12.345Z",
                      *           "updated_at": "2026-11-22T10:05:12.345Z"
                      *         }
@@ -4666,6 +4970,402 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+                /** @description An action (`project.created`), or a prefix ending in a dot (`project.`) for all under it. */
+                action?: string;
+                /** @description A user id, `cli` or `system` (part of an e-mail matches too). */
+                actor_id?: string;
+                /** @description A target id (part of its label matches too). */
+                target_id?: string;
+                /** @description From this time, inclusive. */
+                from?: string;
+                /** @description Up to this time, exclusive. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit rows, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "aud_8b0c2d4e6f8g0h2i4j6k8l0m",
+                     *           "created_at": "2026-11-22T10:05:12.345Z",
+                     *           "actor": {
+                     *             "type": "user",
+                     *             "id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *             "label": "ada@example.com"
+                     *           },
+                     *           "action": "task.assigned",
+                     *           "target": {
+                     *             "type": "task",
+                     *             "id": "task_5a7b9c1d3e5f7g9h1i3j5k7l",
+                     *             "label": "Write the release notes"
+                     *           },
+                     *           "source": "api",
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "workspace-service-client",
+                     *           "request_id": "req_5t7u9v1w3x5y7z9a1b3c5d7e",
+                     *           "outcome": "success",
+                     *           "changes": {
+                     *             "assignee_id": {
+                     *               "old": null,
+                     *               "new": "user_7c2k1xq0v9m3b5n8r4t6w2ya"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuditLog"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of API keys, newest first; never their secrets. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "key_9c1d3e5f7g9h1i3j5k7l9m1n",
+                     *           "name": "CI",
+                     *           "scope": "workflows,tasks:read",
+                     *           "user_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *           "prefix": "wsk_9Qm2Lx7a",
+                     *           "created_at": "2026-11-22T10:05:12.345Z",
+                     *           "last_used_at": null,
+                     *           "expires_at": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "scope": "workflows,tasks:read",
+                 *       "name": "CI"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key with its secret, shown this once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "key_9c1d3e5f7g9h1i3j5k7l9m1n",
+                     *       "name": "CI",
+                     *       "scope": "workflows,tasks:read",
+                     *       "user_id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *       "prefix": "wsk_9Qm2Lx7a",
+                     *       "created_at": "2026-11-22T10:05:12.345Z",
+                     *       "last_used_at": null,
+                     *       "expires_at": null,
+                     *       "key": "wsk_9Qm2Lx7aEXAMPLEt4Rz8Vb1Nc6Hd0Jf3Kg5Ps2Wq7Ye9Ua"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked: refused from the next request on. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listExports: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of exports, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "exp_0d2e4f6g8h0i2j4k6l8m0n2o",
+                     *           "status": "ready",
+                     *           "created_at": "2026-11-22T09:30:00.000Z",
+                     *           "ready_at": "2026-11-22T10:05:12.345Z",
+                     *           "expires_at": "2026-11-29T10:05:12.345Z",
+                     *           "size_bytes": 48213
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key (per API key, kept 24 hours) with the same method, path and body returns the first response again with `Idempotent-Replayed: true`; with a different request it is 422; while the first is still running, 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the export, pending until a worker builds it. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "exp_0d2e4f6g8h0i2j4k6l8m0n2o",
+                     *       "status": "pending",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "ready_at": null,
+                     *       "expires_at": null,
+                     *       "size_bytes": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "exp_0d2e4f6g8h0i2j4k6l8m0n2o",
+                     *       "status": "ready",
+                     *       "created_at": "2026-11-22T09:30:00.000Z",
+                     *       "ready_at": "2026-11-22T10:05:12.345Z",
+                     *       "expires_at": "2026-11-29T10:05:12.345Z",
+                     *       "size_bytes": 48213
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ZIP: `manifest.json` and one JSON Lines file per collection. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

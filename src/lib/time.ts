@@ -12,23 +12,26 @@ export const systemClock: Clock = { now: () => Date.now() };
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 const MAX_ISO_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z, the last four-digit year
-let cachedDay = NaN;
-let cachedPrefix = '';
+/** The date part of recent days, `2026-11-22T`: a page mixes a few days (created, updated, due dates). */
+const dayPrefixes = new Map<number, string>();
+const MAX_CACHED_DAYS = 1024;
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
 
 /**
  * The contract's timestamp format: UTC, millisecond precision, `2026-11-22T09:30:00.000Z`. Identical
- * to `Date#toISOString`, which it calls for the date part only when the day changes: a page of 100
- * items formats 100 timestamps, mostly of the same day, and the full call costs several times more.
+ * to `Date#toISOString`, which it calls for the date part only the first time a day is met: a page of
+ * 100 items formats hundreds of timestamps over a few days, and the full call costs several times more.
  */
 export function toIso(ms: EpochMs): string {
   if (!Number.isInteger(ms) || ms < 0 || ms > MAX_ISO_MS) return new Date(ms).toISOString();
   const day = Math.floor(ms / DAY_MS);
-  if (day !== cachedDay) {
-    cachedPrefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
-    cachedDay = day;
+  let prefix = dayPrefixes.get(day);
+  if (prefix === undefined) {
+    prefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
+    if (dayPrefixes.size >= MAX_CACHED_DAYS) dayPrefixes.clear();
+    dayPrefixes.set(day, prefix);
   }
   let rest = ms - day * DAY_MS;
   const hours = Math.floor(rest / 3_600_000);
@@ -36,7 +39,7 @@ export function toIso(ms: EpochMs): string {
   const minutes = Math.floor(rest / 60_000);
   rest -= minutes * 60_000;
   const seconds = Math.floor(rest / 1000);
-  return `${cachedPrefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
+  return `${prefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
 }
 
 /** A period in words, in the largest unit that divides it: "7 days", "1 day", "12 hours", "90 minutes". */

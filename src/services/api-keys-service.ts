@@ -5,10 +5,12 @@ import { errors, fieldError } from '../errors.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { newId, randomToken } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
-import { inOrg, type Actor } from './actor.js';
+import { authorize, inOrg, type Actor } from './actor.js';
+import { toPage } from '../db/repositories/executor.js';
+import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 import { createdChanges, recordAudit } from './audit.js';
 import type { AuthEvents } from './auth-events.js';
-import { formatScope, parseScope, SCOPE_HELP } from './permissions.js';
+import { formatScope, parseScope, SCOPE_HELP, scopeCovers } from './permissions.js';
 import { requireWritable } from './workspace.js';
 
 export interface CreatedKey {
@@ -120,7 +122,14 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
      */
     async create(actor: Actor, input: { scope: string; name?: string | null | undefined; userId?: string | undefined }): Promise<CreatedKey> {
       // A person's organisation is known now (403 before 400); an operator's is the named user's, below.
-      if (actor.type === 'user') await requireWritable(store.repos, actor);
+      if (actor.type === 'user') {
+        authorize(actor, 'api_keys', 'create');
+        if (input.userId !== undefined && input.userId !== actor.userId) throw errors.forbidden('a key is created for its own user only');
+        // Through the API, a key never creates a key wider than itself (a session has full scope).
+        const wanted = parseScope(input.scope);
+        if (actor.keyId && wanted && !scopeCovers(actor.scope, wanted)) throw errors.forbidden(`this API key (scope ${formatScope(actor.scope)}) cannot create a key wider than itself`);
+        await requireWritable(store.repos, actor);
+      }
       const name = checkKeyName(input.name);
       return store.transaction(async (repos) => {
         const userId = actor.type === 'user' ? actor.userId : input.userId;
@@ -134,6 +143,14 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
       });
     },
 
+    /** A page of the keys `list` shows, newest first (GET /v1/api-keys). */
+    async listPage(actor: Actor, page: PageRequest): Promise<PageResult<KeyListItem>> {
+      authorize(actor, 'api_keys', 'read');
+      const before = decodeCursor(page.cursor);
+      const rows = await store.repos.apiKeys.pageWithOwners(actor.orgId, isManager(actor) ? null : (actor as { userId: string }).userId, page.limit + 1, before);
+      return pageResult(toPage(rows, page.limit), (row) => ({ ...summarizeKey(row), owner_email: row.owner_email }));
+    },
+
     /** The actor's own keys; admins, owners and operators see every key of the organisation. */
     async list(actor: Actor): Promise<KeyListItem[]> {
       const rows = await store.repos.apiKeys.listWithOwners(actor.orgId, isManager(actor) ? null : (actor as { userId: string }).userId);
@@ -145,6 +162,7 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
      * workspace is read-only (DASHBOARD 10): taking access away is never refused.
      */
     async revoke(actor: Actor, keyId: string): Promise<KeySummary> {
+      authorize(actor, 'api_keys', 'delete');
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
         const existing = actor.type === 'user' ? await repos.apiKeys.findById(actor.orgId, keyId) : await repos.apiKeys.findByIdAnyOrg(keyId);

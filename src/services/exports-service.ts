@@ -12,6 +12,8 @@ import { exportReadyMail } from '../mail/export-mail.js';
 import type { Mailer } from '../mail/mailer.js';
 import { authorize, can, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
+import { toPage } from '../db/repositories/executor.js';
+import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 
 /** The ZIP's layout version, in its manifest (docs/lifecycle.md describes version 1). */
 export const EXPORT_FORMAT_VERSION = 1;
@@ -113,6 +115,29 @@ export function toExportView(row: ExportRow, now: number): ExportView {
     counts: row.counts === null ? null : (JSON.parse(row.counts) as ExportCounts),
     error: row.error,
     downloadable: isDownloadable(row, now),
+  };
+}
+
+/** An export as the API shows it (CONTRACT 13). */
+export interface ExportResource {
+  id: string;
+  status: 'pending' | 'building' | 'ready' | 'failed' | 'expired';
+  created_at: string;
+  ready_at: string | null;
+  expires_at: string | null;
+  size_bytes: number | null;
+}
+
+const API_STATUS = { queued: 'pending', running: 'building', ready: 'ready', failed: 'failed' } as const;
+
+export function toExportResource(view: ExportView): ExportResource {
+  return {
+    id: view.id,
+    status: view.status === 'ready' && !view.downloadable ? 'expired' : API_STATUS[view.status],
+    created_at: view.created_at,
+    ready_at: view.ready_at,
+    expires_at: view.expires_at,
+    size_bytes: view.size_bytes,
   };
 }
 
@@ -303,8 +328,25 @@ export function createExportsService(deps: ExportsDeps) {
       return rows.map((row) => toExportView(row, now));
     },
 
+    /** A page of the organisation's exports, newest first (GET /v1/exports). */
+    async listPage(actor: Actor, page: PageRequest): Promise<PageResult<ExportView>> {
+      requireExporter(actor);
+      const now = clock.now();
+      const before = decodeCursor(page.cursor);
+      const rows = await store.repos.exports.page(actor.orgId, page.limit + 1, before);
+      return pageResult(toPage(rows, page.limit), (row) => toExportView(row, now));
+    },
+
+    async get(actor: Actor, exportId: string): Promise<ExportView> {
+      requireExporter(actor);
+      const row = await store.repos.exports.findById(actor.orgId, exportId);
+      if (!row) throw errors.notFound('export');
+      return toExportView(row, clock.now());
+    },
+
     /**
-     * A ready, unexpired export's ZIP as a stream (404 otherwise). The download is audited
+     * A ready, unexpired export's ZIP as a stream: one still being prepared, or failed, is a 409; an expired
+     * one is gone (404), as an unknown one. The download is audited
      * (`export.downloaded`) in its own transaction before the first byte, so an interrupted one is on
      * record too. A file cut short (pruned while streaming) ends the stream with an error, never quietly.
      */
@@ -313,6 +355,8 @@ export function createExportsService(deps: ExportsDeps) {
       const { orgId } = actor;
       const now = clock.now();
       const row = await store.repos.exports.findById(orgId, exportId);
+      if (row?.status === 'queued' || row?.status === 'running') throw errors.conflict('this export is not ready yet; it is listed as ready when it is done');
+      if (row?.status === 'failed') throw errors.conflict('this export failed; request a new one');
       if (!row || !isDownloadable(row, now) || row.size_bytes === null) throw errors.notFound('export');
       await store.transaction((repos) => recordAudit(repos, actor, { action: 'export.downloaded', target: { type: 'export', id: row.id }, at: now }));
       const size = row.size_bytes;

@@ -99,6 +99,20 @@ export function roleAllows(role: Role, resource: ResourceKind, action: Action): 
   }
 }
 
+/**
+ * Whether `inner` grants nothing `outer` does not: what a key may give a key it creates (CONTRACT 13). `read`
+ * is every kind read; `full`, every kind in full.
+ */
+export function scopeCovers(outer: Scope, inner: Scope): boolean {
+  const grant = (scope: Scope, kind: ResourceKind): 'read' | 'full' | undefined =>
+    scope.kind === 'full' ? 'full' : scope.kind === 'read' ? 'read' : scope.grants.get(kind);
+  return RESOURCE_KINDS.every((kind) => {
+    const wanted = grant(inner, kind);
+    const held = grant(outer, kind);
+    return wanted === undefined || held === 'full' || (wanted === 'read' && held === 'read');
+  });
+}
+
 /** A key's scope intersected with its user's current role; a dashboard session has full scope. */
 export function isAllowed(who: { readonly role: Role; readonly scope: Scope }, resource: ResourceKind, action: Action): boolean {
   return scopeAllows(who.scope, resource, action) && roleAllows(who.role, resource, action);

@@ -3,9 +3,8 @@ import type { Container } from '../../container.js';
 import { errors } from '../../errors.js';
 import { HISTORY_STATES, type DeliveryDetail, type HistoryState } from '../../services/deliveries-service.js';
 import { EVENT_TYPES, type EventType } from '../../services/events.js';
-import { ORG_OPTION, required, UsageError, type CommandGroup, type CommandInput } from '../command.js';
+import { CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, required, UsageError, type CommandGroup, type CommandInput } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
-import { toListEnvelope } from '../../services/pagination.js';
 import { cliActor } from '../../services/actor.js';
 import { withContainer } from '../runtime.js';
 
@@ -59,13 +58,8 @@ export const deliveriesGroup: CommandGroup = {
         webhook: { type: 'string', value: 'WEBHOOK', description: 'subscription id (wh_...)', required: true },
         status: { type: 'string', value: 'STATUS', description: 'only deliveries in this state', choices: HISTORY_STATES },
         event: { type: 'string', value: 'EVENT', description: 'only deliveries of this event', choices: EVENT_TYPES },
-        limit: {
-          type: 'string',
-          value: 'N',
-          description: 'items per page, 1 to 100 (default 20)',
-          check: (v) => (/^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 100 ? null : 'must be a whole number from 1 to 100'),
-        },
-        cursor: { type: 'string', value: 'CURSOR', description: 'next_cursor of a previous page' },
+        limit: LIMIT_OPTION,
+        cursor: CURSOR_OPTION,
       },
       async run(input) {
         const page = await withContainer(input, (c) =>
@@ -75,11 +69,7 @@ export const deliveriesGroup: CommandGroup = {
             filter: { status: input.options.status as HistoryState | undefined, event: input.options.event as EventType | undefined },
           }),
         );
-        const table = formatTable(page.items, ['id', 'event_type', 'status', 'attempts', 'last_status_code', 'next_attempt_at', 'created_at']);
-        return {
-          data: toListEnvelope(page),
-          text: page.nextCursor ? `${table}\n\nMore: --cursor ${page.nextCursor}` : table,
-        };
+        return pageResult(page, formatTable(page.items, ['id', 'event_type', 'status', 'attempts', 'last_status_code', 'next_attempt_at', 'created_at']));
       },
     },
     {

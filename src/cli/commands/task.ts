@@ -1,7 +1,7 @@
 import { cliActor } from '../../services/actor.js';
 import { readDueDate, type Task, type TaskResolution } from '../../services/tasks-service.js';
-import { ORG_OPTION, required, UsageError, type CommandGroup, type CommandResult } from '../command.js';
-import { formatFields } from '../output.js';
+import { CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, required, UsageError, type CommandGroup, type CommandResult } from '../command.js';
+import { formatFields, formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';
 
 const TASK_ID = [{ name: 'TASK_ID', description: 'the task id (task_...)' }] as const;
@@ -36,8 +36,30 @@ function checkDue(value: string): string | null {
 
 export const taskGroup: CommandGroup = {
   name: 'task',
-  summary: 'tasks: create, assign, finish and cancel',
+  summary: 'tasks: list, create, assign, finish and cancel',
   commands: [
+    {
+      name: 'list',
+      summary: "list an organisation's tasks, newest first (as GET /v1/tasks)",
+      options: {
+        org: ORG_OPTION,
+        assignee: { type: 'string', value: 'USER', description: 'only tasks assigned to this member (user_...)' },
+        status: { type: 'string', value: 'STATUS', description: 'only tasks in this state', choices: ['open', 'done', 'cancelled'] },
+        project: { type: 'string', value: 'PROJECT', description: 'only tasks of this project (proj_...)' },
+        limit: LIMIT_OPTION,
+        cursor: CURSOR_OPTION,
+      },
+      async run(input) {
+        const page = await withContainer(input, (c) =>
+          c.services.tasks.list(
+            cliActor(required(input, 'org')),
+            { assignee_id: input.options.assignee, status: input.options.status as Task['status'] | undefined, project_id: input.options.project },
+            { limit: Number(input.options.limit ?? 20), cursor: input.options.cursor },
+          ),
+        );
+        return pageResult(page, formatTable(page.items, ['id', 'kind', 'status', 'title', 'assignee_id', 'due_at', 'created_at']));
+      },
+    },
     {
       name: 'create',
       summary: 'create an open to-do in a project (assigning it emits task.assigned)',

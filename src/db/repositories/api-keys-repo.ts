@@ -29,6 +29,19 @@ const principalByHash = prepared(1, (db, keyHash: string) =>
 
 export function apiKeysRepository(ctx: RepoContext) {
   const { db } = ctx;
+  /** The organisation's live keys with their owners' e-mails; only one user's when `userId` is given. */
+  function withOwners(orgId: string, userId: string | null) {
+    let query = db
+      .selectFrom('api_keys as k')
+      .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.org_id', '=', 'k.org_id'))
+      .selectAll('k')
+      .select('u.email as owner_email')
+      .where('k.org_id', '=', orgId)
+      .where('k.revoked_at', 'is', null);
+    if (userId !== null) query = query.where('k.user_id', '=', userId);
+    return query;
+  }
+
   return {
     async insert(row: Insertable<ApiKeysTable>): Promise<ApiKeyRow> {
       return db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
@@ -64,15 +77,14 @@ export function apiKeysRepository(ctx: RepoContext) {
 
     /** Live keys with their owner's e-mail, newest first; `userId` narrows to one user's keys. */
     async listWithOwners(orgId: string, userId: string | null): Promise<(ApiKeyRow & { owner_email: string })[]> {
-      let query = db
-        .selectFrom('api_keys as k')
-        .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.org_id', '=', 'k.org_id'))
-        .selectAll('k')
-        .select('u.email as owner_email')
-        .where('k.org_id', '=', orgId)
-        .where('k.revoked_at', 'is', null);
-      if (userId !== null) query = query.where('k.user_id', '=', userId);
-      return query.orderBy('k.seq', 'desc').execute();
+      return withOwners(orgId, userId).orderBy('k.seq', 'desc').execute();
+    },
+
+    /** A page of `listWithOwners`, newest first (api_keys_org_seq_idx). */
+    async pageWithOwners(orgId: string, userId: string | null, limit: number, beforeSeq: number | null): Promise<(ApiKeyRow & { owner_email: string })[]> {
+      let query = withOwners(orgId, userId);
+      if (beforeSeq !== null) query = query.where('k.seq', '<', beforeSeq);
+      return query.orderBy('k.seq', 'desc').limit(limit).execute();
     },
 
     /** `last_used_at`, moved forward only. */

@@ -1,7 +1,7 @@
 import { sql, type Compilable, type RawBuilder } from 'kysely';
 import type { DeliveryRow, EventRow } from '../schema.js';
 import type { Executor, RepoContext } from './executor.js';
-import { prepared } from './prepared.js';
+import { prepared, readQuery } from './prepared.js';
 
 // Every create, update and delete records one (compiled once: prepared.ts).
 const insertEventRow = prepared(6, (db, id: string, orgId: string, type: string, body: string, occurredAt: number, traceParent: string | null) =>
@@ -176,11 +176,23 @@ export function eventsRepository(ctx: RepoContext) {
      * A page of the organisation's events since `since`, newest first, test events left out; `types`
      * narrows to those types (events_org_type_seq_idx for one, events_org_seq_idx otherwise).
      */
-    async page(orgId: string, filter: { since: number; types?: readonly string[] | undefined }, limit: number, beforeSeq: number | null): Promise<EventRow[]> {
-      let query = db.selectFrom('events').selectAll().where('org_id', '=', orgId).where('test', '=', 0).where('occurred_at', '>=', filter.since);
+    async page(
+      orgId: string,
+      filter: { since: number; types?: readonly string[] | undefined },
+      limit: number,
+      beforeSeq: number | null,
+    ): Promise<Pick<EventRow, 'seq' | 'id' | 'type' | 'body' | 'occurred_at'>[]> {
+      // `occurred_at + 0`: the retention bound is checked row by row along the seq index, never planned as a
+      // range of events_occurred_idx (pruning's index), which would sort every retained event for each page.
+      let query = db
+        .selectFrom('events')
+        .select(['seq', 'id', 'type', 'body', 'occurred_at'])
+        .where('org_id', '=', orgId)
+        .where('test', '=', 0)
+        .where(sql<number>`occurred_at + 0`, '>=', filter.since);
       if (filter.types !== undefined) query = query.where('type', 'in', filter.types);
       if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
-      return query.orderBy('seq', 'desc').limit(limit).execute();
+      return readQuery(ctx, query.orderBy('seq', 'desc').limit(limit));
     },
 
     async listEvents(orgId: string): Promise<EventRow[]> {

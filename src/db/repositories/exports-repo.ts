@@ -37,6 +37,12 @@ export function exportsRepository(ctx: RepoContext) {
     },
 
     /** Newest first. */
+    async page(orgId: string, limit: number, beforeSeq: number | null): Promise<ExportRow[]> {
+      let query = db.selectFrom('exports').selectAll().where('org_id', '=', orgId);
+      if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
+      return query.orderBy('seq', 'desc').limit(limit).execute();
+    },
+
     async list(orgId: string, limit: number): Promise<ExportRow[]> {
       return db.selectFrom('exports').selectAll().where('org_id', '=', orgId).orderBy('seq', 'desc').limit(limit).execute();
     },

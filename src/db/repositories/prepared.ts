@@ -101,3 +101,22 @@ export function prepared<A extends unknown[], R>(
     },
   };
 }
+
+/**
+ * A list read whose text depends on which filters are given (one of a small fixed set of shapes): compiled
+ * on each call, then run the way `prepared` runs its queries, on SQLite's read connection outside a
+ * transaction, and as a named prepared statement on PostgreSQL (each shape is one registered text).
+ */
+export function readQuery<R>(ctx: RepoContext, query: Compilable<R>): Promise<R[]> {
+  const { sql, parameters } = query.compile();
+  if (!ctx.db.isTransaction) {
+    const rows = ctx.direct?.read(sql, parameters as unknown[]);
+    if (rows) return Promise.resolve(rows as R[]);
+    if (ctx.dialect === 'postgres') {
+      registerPreparedStatement(sql);
+      const pool = poolOf(ctx.db);
+      if (pool) return queryPrepared<R>(pool, sql, parameters as unknown[]);
+    }
+  }
+  return ctx.db.executeQuery<R>(CompiledQuery.raw(sql, parameters as unknown[])).then((result) => result.rows as R[]);
+}

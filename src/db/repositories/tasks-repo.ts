@@ -1,6 +1,7 @@
 import type { Updateable } from 'kysely';
 import type { TaskRow, TasksTable } from '../schema.js';
 import type { RepoContext } from './executor.js';
+import { readQuery } from './prepared.js';
 
 export type { TaskRow };
 
@@ -10,7 +11,14 @@ export interface TaskFilter {
   status?: TaskRow['status'] | undefined;
 }
 
-export function tasksRepository({ db, dialect }: RepoContext) {
+// Listed, not `*`: a column added by a later migration must not change the rows a prepared text returns.
+const TASK_COLUMNS = [
+  'seq', 'id', 'org_id', 'project_id', 'workflow_id', 'run_id', 'run_step', 'title', 'description', 'kind', 'status', 'decision',
+  'assignee_id', 'due_at', 'completed_by', 'completed_at', 'created_at', 'updated_at',
+] as const;
+
+export function tasksRepository(ctx: RepoContext) {
+  const { db, dialect } = ctx;
   return {
     async insert(row: Omit<TaskRow, 'seq'>): Promise<TaskRow> {
       return db.insertInto('tasks').values(row).returningAll().executeTakeFirstOrThrow();
@@ -63,12 +71,12 @@ export function tasksRepository({ db, dialect }: RepoContext) {
 
     /** A page of tasks, newest first, under the API's filters (each has an index ending in `seq`). */
     async page(orgId: string, filter: TaskFilter, limit: number, beforeSeq: number | null): Promise<TaskRow[]> {
-      let query = db.selectFrom('tasks').selectAll().where('org_id', '=', orgId);
+      let query = db.selectFrom('tasks').select(TASK_COLUMNS).where('org_id', '=', orgId);
       if (filter.assigneeId !== undefined) query = query.where('assignee_id', '=', filter.assigneeId);
       if (filter.projectId !== undefined) query = query.where('project_id', '=', filter.projectId);
       if (filter.status !== undefined) query = query.where('status', '=', filter.status);
       if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
-      return query.orderBy('seq', 'desc').limit(limit).execute();
+      return readQuery(ctx, query.orderBy('seq', 'desc').limit(limit));
     },
 
     async update(orgId: string, taskId: string, changes: Updateable<TasksTable>): Promise<TaskRow | undefined> {

@@ -32,6 +32,9 @@ export const TAGS = [
   { name: 'Tasks', description: 'To-dos and approvals, created alone or by a run; assigning one fires `task.assigned`.' },
   { name: 'Events', description: 'Every event of the organisation for EVENT_RETENTION, for reconciling missed deliveries.' },
   { name: 'Organization', description: "The key's organisation and its state." },
+  { name: 'Audit log', description: 'Every change, whoever made it and through whichever door (admins and owners).' },
+  { name: 'API keys', description: 'Keys of the organisation: a key creates keys only for its own user, never wider than itself.' },
+  { name: 'Exports', description: 'A ZIP of the workspace\'s data, built in the background (admins and owners).' },
   {
     name: 'Extensions',
     description:

@@ -142,6 +142,7 @@ const task = {
   created_at: later,
   updated_at: later,
 };
+const { description: _description, completed_by: _completedBy, completed_at: _completedAt, ...taskItem } = task;
 const run = {
   ...runItem,
   steps: [
@@ -165,6 +166,38 @@ const event = {
     run_id: runItem.id,
     due_at: task.due_at,
   },
+};
+
+const auditEntry = {
+  id: 'aud_8b0c2d4e6f8g0h2i4j6k8l0m',
+  created_at: later,
+  actor: { type: 'user', id: user.id, label: user.email },
+  action: 'task.assigned',
+  target: { type: 'task', id: task.id, label: task.title },
+  source: 'api',
+  ip: '203.0.113.7',
+  user_agent: 'workspace-service-client',
+  request_id: 'req_5t7u9v1w3x5y7z9a1b3c5d7e',
+  outcome: 'success',
+  changes: { assignee_id: { old: null, new: user.id } },
+};
+const apiKey = {
+  id: 'key_9c1d3e5f7g9h1i3j5k7l9m1n',
+  name: 'CI',
+  scope: 'workflows,tasks:read',
+  user_id: user.id,
+  prefix: 'wsk_9Qm2Lx7a',
+  created_at: later,
+  last_used_at: null,
+  expires_at: null,
+};
+const exportItem = {
+  id: 'exp_0d2e4f6g8h0i2j4k6l8m0n2o',
+  status: 'ready',
+  created_at: at,
+  ready_at: later,
+  expires_at: '2026-11-29T10:05:12.345Z',
+  size_bytes: 48213,
 };
 
 export const operationDocs: Record<string, OperationDocs> = {
@@ -292,13 +325,13 @@ export const operationDocs: Record<string, OperationDocs> = {
     example: { ...run, status: 'cancelled', finished_at: later, error: 'Run cancelled by ada@example.com', error_code: 'cancelled', steps: run.steps.map((s, i) => (i === 0 ? { ...s, status: 'failed', finished_at: later } : s)) },
   },
 
-  listProjectTasks: { response: "A page of the project's tasks, newest first.", example: { data: [task], next_cursor: null } },
+  listProjectTasks: { response: "A page of the project's tasks, newest first.", example: { data: [taskItem], next_cursor: null } },
   createTask: {
     response: 'The task, open.',
     request: { title: 'Renew the certificate', assignee_id: user.id, due_at: '2026-12-31' },
     example: { ...task, title: 'Renew the certificate', due_at: '2026-12-31T23:59:59.999Z', workflow_id: null, run_id: null },
   },
-  listTasks: { response: 'A page of tasks, newest first.', example: { data: [task], next_cursor: null } },
+  listTasks: { response: 'A page of tasks, newest first.', example: { data: [taskItem], next_cursor: null } },
   getTask: { response: 'The task.', example: task },
   updateTask: { response: 'The task as changed.', request: { assignee_id: invited.id }, example: { ...task, assignee_id: invited.id } },
   completeTask: { response: 'The task, done.', request: {}, example: { ...task, status: 'done', completed_by: user.id, completed_at: later } },
@@ -320,4 +353,16 @@ export const operationDocs: Record<string, OperationDocs> = {
     response: "The key's organisation.",
     example: { id: 'org_7p9q1r3s5t7u9v1w3x5y7z9a', name: 'Acme', state: 'active', deletion_at: null, created_at: at },
   },
+  listAuditLog: { response: 'A page of audit rows, newest first.', example: { data: [auditEntry], next_cursor: null } },
+  listApiKeys: { response: 'A page of API keys, newest first; never their secrets.', example: { data: [apiKey], next_cursor: null } },
+  createApiKey: {
+    response: 'The key with its secret, shown this once.',
+    request: { scope: 'workflows,tasks:read', name: 'CI' },
+    example: { ...apiKey, key: 'wsk_9Qm2Lx7aEXAMPLEt4Rz8Vb1Nc6Hd0Jf3Kg5Ps2Wq7Ye9Ua' },
+  },
+  revokeApiKey: { response: 'Revoked: refused from the next request on.' },
+  requestExport: { response: 'Accepted: the export, pending until a worker builds it.', request: {}, example: { ...exportItem, status: 'pending', ready_at: null, expires_at: null, size_bytes: null } },
+  listExports: { response: 'A page of exports, newest first.', example: { data: [exportItem], next_cursor: null } },
+  getExport: { response: 'The export.', example: exportItem },
+  downloadExport: { response: 'The ZIP: `manifest.json` and one JSON Lines file per collection.' },
 };

@@ -8,6 +8,7 @@ import { webhookRoutes } from './webhooks.js';
 import { workflowRoutes } from './workflows.js';
 import { taskRoutes } from './tasks.js';
 import { organizationRoutes } from './organization.js';
+import { adminRoutes } from './admin.js';
 
 /** Every route plugin of the API, registered in this order by buildApp. */
 export const routes: FastifyPluginAsyncTypebox<AppDeps>[] = [
@@ -19,4 +20,5 @@ export const routes: FastifyPluginAsyncTypebox<AppDeps>[] = [
   workflowRoutes,
   taskRoutes,
   organizationRoutes,
+  adminRoutes,
 ];

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { ListEnvelope, PageQuery, Timestamp } from './common.js';
+import { ListEnvelope, Nullable, PageQuery, Timestamp } from './common.js';
 
-const NullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
-const NullableTime = (description: string) => Type.Union([Timestamp, Type.Null()], { description });
+const NullableText = (description: string) => Nullable(Type.String(), { description });
+const NullableTime = (description: string) => Nullable(Timestamp, { description });
 const TaskStatus = Type.Union([Type.Literal('open'), Type.Literal('done'), Type.Literal('cancelled')], { title: 'TaskStatus' });
 
 export const Task = Type.Object(
@@ -13,7 +13,11 @@ export const Task = Type.Object(
     title: Type.String(),
     description: NullableText('null when it has none.'),
     status: TaskStatus,
-    decision: Type.Union([Type.Literal('approved'), Type.Literal('rejected'), Type.Null()], { description: 'An approval\'s decision once made; null otherwise.' }),
+    decision: Type.Unsafe<'approved' | 'rejected' | null>({
+      type: ['string', 'null'],
+      enum: ['approved', 'rejected', null],
+      description: 'An approval\'s decision once made; null otherwise.',
+    }),
     assignee_id: NullableText('The member it is assigned to; null when unassigned.'),
     due_at: NullableTime('When it is due; null when it has no due date.'),
     workflow_id: NullableText('The workflow whose run created it; null for a task created on its own.'),
@@ -26,7 +30,12 @@ export const Task = Type.Object(
   { $id: 'Task', title: 'Task' },
 );
 
-export const TaskList = ListEnvelope(Task, 'TaskList');
+// List items carry the contract's fields (CONTRACT 13), as the project and user lists do (CONTRACT 3); a
+// task's description and who finished it are read one task at a time.
+const { description: _description, completed_by: _completedBy, completed_at: _completedAt, ...listFields } = Task.properties;
+export const TaskListItem = Type.Object(listFields, { title: 'TaskListItem' });
+
+export const TaskList = ListEnvelope(TaskListItem, 'TaskList');
 
 export const ListTasksQuery = Type.Object({
   ...PageQuery,

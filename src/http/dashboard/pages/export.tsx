@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { sendExport } from '../../download.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { ExportView } from '../../../services/exports-service.js';
@@ -65,13 +66,7 @@ export const exportPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { ser
   app.get('/export/:id/download', { exposeHeadRoute: false, schema: { hide: true, params: ExportParams, response: DOWNLOAD_RESPONSES } }, async (request, reply) => {
     const page = pageContext(request);
     const file = await exports.openDownload(page.actor, pathId(request.params.id, 'export'));
-    return reply
-      .code(200)
-      .type(file.contentType)
-      .header('content-length', String(file.sizeBytes))
-      .header('content-disposition', `attachment; filename="${file.filename}"`)
-      .header('cache-control', 'no-store')
-      .send(file.stream);
+    return sendExport(reply, file);
   });
 };
 

@@ -1,0 +1,85 @@
+import { Type } from '@sinclair/typebox';
+import { SCOPE_HELP } from '../../services/permissions.js';
+import { ListEnvelope, PageQuery, Timestamp } from './common.js';
+
+const NullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+const NullableTime = (description: string) => Type.Union([Timestamp, Type.Null()], { description });
+
+export const AuditEntry = Type.Object(
+  {
+    id: Type.String({ examples: ['aud_0123456789abcdefghijklmn'] }),
+    created_at: Timestamp,
+    actor: Type.Object({
+      type: Type.Union([Type.Literal('user'), Type.Literal('cli'), Type.Literal('system')]),
+      id: NullableText('The user; null for the command line and the service itself.'),
+      label: NullableText('How the actor was named at the time (an e-mail).'),
+    }),
+    action: Type.String({ description: 'Past tense, `resource.verb`: `project.created`, `task.assigned`, `api_key.revoked`, ...' }),
+    target: Type.Union([Type.Object({ type: Type.String(), id: Type.String(), label: NullableText('How the target was named at the time.') }), Type.Null()]),
+    source: Type.Union([Type.Literal('api'), Type.Literal('dashboard'), Type.Literal('cli'), Type.Literal('system')]),
+    ip: NullableText('The client address of the request that made the change.'),
+    user_agent: NullableText('Its User-Agent.'),
+    request_id: NullableText('Its X-Request-Id.'),
+    outcome: Type.Union([Type.Literal('success'), Type.Literal('failure')]),
+    changes: Type.Union([Type.Object({}, { additionalProperties: Type.Object({ old: Type.Unknown(), new: Type.Unknown() }) }), Type.Null()], {
+      description: '`{ field: { old, new } }`; null when no field changed (a deletion, a revocation).',
+    }),
+  },
+  { $id: 'AuditEntry', title: 'AuditEntry' },
+);
+
+export const AuditLog = ListEnvelope(AuditEntry, 'AuditLog');
+
+export const AuditLogQuery = Type.Object({
+  ...PageQuery,
+  action: Type.Optional(Type.String({ maxLength: 100, description: 'An action (`project.created`), or a prefix ending in a dot (`project.`) for all under it.' })),
+  actor_id: Type.Optional(Type.String({ maxLength: 200, description: 'A user id, `cli` or `system` (part of an e-mail matches too).' })),
+  target_id: Type.Optional(Type.String({ maxLength: 200, description: 'A target id (part of its label matches too).' })),
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'From this time, inclusive.' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'Up to this time, exclusive.' })),
+});
+
+const keyFields = {
+  id: Type.String({ examples: ['key_0123456789abcdefghijklmn'] }),
+  name: NullableText('What the key is for; null when unnamed.'),
+  scope: Type.String({ description: `${SCOPE_HELP}.` }),
+  user_id: Type.String({ description: 'The user the key acts as.' }),
+  prefix: Type.String({ description: 'The key\'s first 12 characters, to recognise it.' }),
+  created_at: Timestamp,
+  last_used_at: NullableTime('Written at most once a minute; null until first used.'),
+  expires_at: NullableTime('Keys do not expire: always null (revoke a key to end it).'),
+};
+
+export const ApiKey = Type.Object(keyFields, { $id: 'ApiKey', title: 'ApiKey' });
+
+export const ApiKeyList = ListEnvelope(ApiKey, 'ApiKeyList');
+
+export const CreatedApiKey = Type.Object(
+  { ...keyFields, key: Type.String({ description: 'The secret (`wsk_...`): shown in this answer only, stored as a hash.' }) },
+  { title: 'CreatedApiKey' },
+);
+
+export const CreateApiKeyBody = Type.Object(
+  {
+    scope: Type.String({ maxLength: 1024, description: `${SCOPE_HELP}; never wider than the calling key's.` }),
+    name: Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'At most 255 characters.' })),
+    user_id: Type.Optional(Type.String({ maxLength: 128, description: 'Only the calling key\'s own user (the default).' })),
+  },
+  { additionalProperties: false, title: 'CreateApiKeyRequest' },
+);
+
+export const Export = Type.Object(
+  {
+    id: Type.String({ examples: ['exp_0123456789abcdefghijklmn'] }),
+    status: Type.Union(['pending', 'building', 'ready', 'failed', 'expired'].map((s) => Type.Literal(s)), {
+      description: '`pending` until a worker takes it, `building`, then `ready` (download it) or `failed`; `expired` 7 days after it was ready.',
+    }),
+    created_at: Timestamp,
+    ready_at: NullableTime('When it became ready.'),
+    expires_at: NullableTime('Until when it can be downloaded.'),
+    size_bytes: Type.Union([Type.Integer(), Type.Null()], { description: 'The ZIP\'s size once ready.' }),
+  },
+  { $id: 'Export', title: 'Export' },
+);
+
+export const ExportList = ListEnvelope(Export, 'ExportList');
