@@ -482,3 +482,102 @@ describe.each(testDialects())('the audit log, API keys and exports through /v1 (
     expect((await call('GET', '/v1/exports', { key: memberKey })).status).toBe(403);
   });
 });
+
+describe.each(testDialects())('CONTRACT 13: every new call under the roles, the scopes and Idempotency-Key (%s)', (dialect) => {
+  let env: TestEnv;
+  let org: TestOrg;
+
+  beforeAll(async () => {
+    env = await createTestEnv(dialect);
+    org = await env.createOrg('Matrix');
+  });
+  afterAll(async () => env?.close());
+
+  /** A project with a workflow, an active run, its approval and a to-do assigned to the owner. */
+  async function world() {
+    const owner = org.ownerKey;
+    const project = (await env.request('POST', '/v1/projects', { key: owner, body: { name: 'Matrix' } })).body.id as string;
+    const workflow = (await env.request('POST', `/v1/projects/${project}/workflows`, { key: owner, body: { name: 'W', steps: [{ type: 'approval', title: 'Go', assignee_id: org.ownerId }] } })).body.id as string;
+    const run = (await env.request('POST', `/v1/workflows/${workflow}/runs`, { key: owner })).body.id as string;
+    const { runs } = env.container.services;
+    for (const key of await runs.claimDue('matrix', 30_000, 100)) await runs.advance('matrix', key);
+    const approval = (await env.request('GET', `/v1/runs/${run}`, { key: owner })).body.steps[0].task_id as string;
+    const todo = (await env.request('POST', `/v1/projects/${project}/tasks`, { key: owner, body: { title: 'T', assignee_id: org.ownerId } })).body.id as string;
+    const keyId = (await env.request('POST', '/v1/api-keys', { key: owner, body: { scope: 'read', name: 'spare' } })).body.id as string;
+    return { project, workflow, run, approval, todo, keyId };
+  }
+  type World = Awaited<ReturnType<typeof world>>;
+
+  const writes: { name: string; method: string; url: (w: World) => string; body?: unknown; resource: string }[] = [
+    { name: 'create workflow', method: 'POST', url: (w) => `/v1/projects/${w.project}/workflows`, body: { name: 'x' }, resource: 'workflows' },
+    { name: 'replace workflow', method: 'PUT', url: (w) => `/v1/workflows/${w.workflow}`, body: { name: 'x', steps: [] }, resource: 'workflows' },
+    { name: 'delete workflow', method: 'DELETE', url: (w) => `/v1/workflows/${w.workflow}`, resource: 'workflows' },
+    { name: 'start run', method: 'POST', url: (w) => `/v1/workflows/${w.workflow}/runs`, resource: 'workflows' },
+    { name: 'cancel run', method: 'POST', url: (w) => `/v1/runs/${w.run}/cancel`, resource: 'workflows' },
+    { name: 'create task', method: 'POST', url: (w) => `/v1/projects/${w.project}/tasks`, body: { title: 'x' }, resource: 'tasks' },
+    { name: 'change task', method: 'PATCH', url: (w) => `/v1/tasks/${w.todo}`, body: { title: 'x' }, resource: 'tasks' },
+    { name: 'complete task', method: 'POST', url: (w) => `/v1/tasks/${w.todo}/complete`, resource: 'tasks' },
+    { name: 'approve', method: 'POST', url: (w) => `/v1/tasks/${w.approval}/approve`, resource: 'tasks' },
+    { name: 'reject', method: 'POST', url: (w) => `/v1/tasks/${w.approval}/reject`, body: { reason: 'no' }, resource: 'tasks' },
+    { name: 'cancel task', method: 'POST', url: (w) => `/v1/tasks/${w.todo}/cancel`, resource: 'tasks' },
+    { name: 'request export', method: 'POST', url: () => '/v1/exports', resource: 'exports' },
+  ];
+  const reads: { url: (w: World) => string; resource: string; managersOnly?: true }[] = [
+    { url: (w) => `/v1/projects/${w.project}/workflows`, resource: 'workflows' },
+    { url: (w) => `/v1/workflows/${w.workflow}`, resource: 'workflows' },
+    { url: (w) => `/v1/workflows/${w.workflow}/runs`, resource: 'workflows' },
+    { url: (w) => `/v1/runs/${w.run}`, resource: 'workflows' },
+    { url: (w) => `/v1/projects/${w.project}/tasks`, resource: 'tasks' },
+    { url: () => '/v1/tasks', resource: 'tasks' },
+    { url: (w) => `/v1/tasks/${w.todo}`, resource: 'tasks' },
+    { url: () => '/v1/events', resource: 'events' },
+    { url: () => '/v1/api-keys', resource: 'api_keys' },
+    { url: () => '/v1/audit-log', resource: 'audit_log', managersOnly: true },
+    { url: () => '/v1/exports', resource: 'exports', managersOnly: true },
+  ];
+
+  it('a viewer changes nothing (tasks not assigned to them included) and reads all but the managers\' pages', async () => {
+    const w = await world();
+    const viewer = await org.member('viewer');
+    const before = await orgSnapshot(env.container, org.id);
+    for (const write of writes) {
+      const res = await env.request(write.method, write.url(w), { key: viewer.key, body: write.body });
+      expect({ call: write.name, status: res.status, code: res.body?.error?.code }).toEqual({ call: write.name, status: 403, code: 'forbidden' });
+    }
+    expect(await orgSnapshot(env.container, org.id)).toEqual(before);
+    for (const read of reads) expect((await env.request('GET', read.url(w), { key: viewer.key })).status, read.url(w)).toBe(read.managersOnly ? 403 : 200);
+  });
+
+  it('a key scoped to another kind reaches none of these calls, whatever its role; its own kind it reaches', async () => {
+    const w = await world();
+    for (const write of writes) {
+      const other = write.resource === 'tasks' ? 'workflows' : 'tasks';
+      const key = (await org.member('owner', other)).key;
+      const res = await env.request(write.method, write.url(w), { key, body: write.body });
+      expect({ call: write.name, status: res.status, code: res.body?.error?.code }).toEqual({ call: write.name, status: 403, code: 'forbidden' });
+    }
+    for (const read of reads) {
+      const wrong = (await org.member('owner', 'projects')).key;
+      const right = (await org.member('owner', `${read.resource}:read`)).key;
+      expect((await env.request('GET', read.url(w), { key: wrong })).status, read.url(w)).toBe(403);
+      expect((await env.request('GET', read.url(w), { key: right })).status, read.url(w)).toBe(200);
+    }
+    expect((await env.request('GET', '/v1/organization', { key: (await org.member('viewer', 'projects:read')).key })).status).toBe(200);
+  });
+
+  it('every new POST answers a replay of its Idempotency-Key with the first response, and does it once', async () => {
+    const posts = writes.filter((c) => c.method === 'POST').concat([{ name: 'create key', method: 'POST', url: () => '/v1/api-keys', body: { scope: 'read' }, resource: 'api_keys' }]);
+    for (const post of posts) {
+      const w = await world(); // each call on a fresh world: cancelling the run would finish its approval
+      const headers = { 'idempotency-key': `replay-${post.name.replace(/ /g, '-')}` };
+      const first = await env.request('POST', post.url(w), { key: org.ownerKey, body: post.body, headers });
+      expect(first.status, post.name).toBeLessThan(300);
+      const auditRows = async () => (await env.container.database.db.selectFrom('audit_log').select('id').where('org_id', '=', org.id).execute()).length;
+      const rowsAfterFirst = await auditRows();
+      const again = await env.request('POST', post.url(w), { key: org.ownerKey, body: post.body, headers });
+      expect({ call: post.name, status: again.status, replayed: again.headers['idempotent-replayed'] }).toEqual({ call: post.name, status: first.status, replayed: 'true' });
+      expect(again.body).toEqual(first.body);
+      expect(await auditRows(), post.name).toBe(rowsAfterFirst);
+    }
+  });
+});
