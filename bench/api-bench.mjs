@@ -43,6 +43,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { freshPgDatabase } from './pg-database.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -186,20 +187,9 @@ let pgDrop = null;
 let dataDir = path.join(root, '.bench-tmp', `api-${runId}`);
 let databaseUrl = null;
 if (opts.databaseUrl) {
-  const name = `ws_bench_${runId.toLowerCase()}`;
-  const admin = new pg.Client({ connectionString: opts.databaseUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(opts.databaseUrl);
-  url.pathname = `/${name}`;
-  databaseUrl = url.toString();
-  pgDrop = async () => {
-    const client = new pg.Client({ connectionString: opts.databaseUrl });
-    await client.connect();
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.end();
-  };
+  const fresh = await freshPgDatabase(opts.databaseUrl, `ws_bench_${runId.toLowerCase()}`);
+  databaseUrl = fresh.url;
+  pgDrop = fresh.drop;
 }
 fs.mkdirSync(dataDir, { recursive: true });
 const dialect = databaseUrl ? 'postgres' : 'sqlite';

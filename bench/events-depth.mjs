@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
-import pg from 'pg';
+import { freshPgDatabase } from './pg-database.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -38,20 +38,9 @@ fs.mkdirSync(dataDir, { recursive: true });
 let databaseUrl = '';
 let drop = async () => {};
 if (opts.databaseUrl) {
-  const name = `ws_bench_events_${runId}`;
-  const admin = new pg.Client({ connectionString: opts.databaseUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(opts.databaseUrl);
-  url.pathname = `/${name}`;
-  databaseUrl = url.toString();
-  drop = async () => {
-    const c = new pg.Client({ connectionString: opts.databaseUrl });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  };
+  const fresh = await freshPgDatabase(opts.databaseUrl, `ws_bench_events_${runId}`);
+  databaseUrl = fresh.url;
+  drop = fresh.drop;
 }
 const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', RATE_LIMIT_PER_MINUTE: '100000000', REDIS_URL: '' };
 let server = null;

@@ -15,6 +15,9 @@ const MAX_ISO_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z, the last fo
 /** The date part of recent days, `2026-11-22T`: a page mixes a few days (created, updated, due dates). */
 const dayPrefixes = new Map<number, string>();
 const MAX_CACHED_DAYS = 1024;
+/** The last day asked for, answered without the map: most timestamps of a page share it. */
+let lastDay = NaN;
+let lastPrefix = '';
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
@@ -27,11 +30,15 @@ const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
 export function toIso(ms: EpochMs): string {
   if (!Number.isInteger(ms) || ms < 0 || ms > MAX_ISO_MS) return new Date(ms).toISOString();
   const day = Math.floor(ms / DAY_MS);
-  let prefix = dayPrefixes.get(day);
-  if (prefix === undefined) {
-    prefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
-    if (dayPrefixes.size >= MAX_CACHED_DAYS) dayPrefixes.clear();
-    dayPrefixes.set(day, prefix);
+  if (day !== lastDay) {
+    let prefix = dayPrefixes.get(day);
+    if (prefix === undefined) {
+      prefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
+      if (dayPrefixes.size >= MAX_CACHED_DAYS) dayPrefixes.clear();
+      dayPrefixes.set(day, prefix);
+    }
+    lastDay = day;
+    lastPrefix = prefix;
   }
   let rest = ms - day * DAY_MS;
   const hours = Math.floor(rest / 3_600_000);
@@ -39,7 +46,7 @@ export function toIso(ms: EpochMs): string {
   const minutes = Math.floor(rest / 60_000);
   rest -= minutes * 60_000;
   const seconds = Math.floor(rest / 1000);
-  return `${prefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
+  return `${lastPrefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
 }
 
 /** A period in words, in the largest unit that divides it: "7 days", "1 day", "12 hours", "90 minutes". */

@@ -41,7 +41,6 @@ export interface KeyListItem extends KeySummary {
   owner_email: string;
 }
 
-export { SCOPE_HELP };
 
 /** `last_used_at` is written at most this often per key (DASHBOARD 4). */
 export const LAST_USED_INTERVAL_MS = 60_000;

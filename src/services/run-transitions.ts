@@ -34,9 +34,14 @@ export function taskAssignedData(task: TaskRow, previousAssigneeId: string | nul
   };
 }
 
-/** Emits `task.assigned` and its audit row for a task that now has an assignee it did not have. */
+/**
+ * A task's assignee changed: its audit row, and `task.assigned` when it now has an assignee (clearing the
+ * assignee fires no event).
+ */
 export async function recordAssignment(repos: Repositories, actor: Actor, task: TaskRow, previousAssigneeId: string | null, at: number): Promise<void> {
-  await recordEvent(repos, { orgId: task.org_id, type: 'task.assigned', data: taskAssignedData(task, previousAssigneeId, actor), occurredAt: at });
+  if (task.assignee_id !== null) {
+    await recordEvent(repos, { orgId: task.org_id, type: 'task.assigned', data: taskAssignedData(task, previousAssigneeId, actor), occurredAt: at });
+  }
   await recordAudit(repos, actor, {
     action: 'task.assigned',
     target: taskTarget(task),

@@ -236,11 +236,7 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
           updated_at: now,
         }))!;
         if (Object.keys(changes).length > 0) await recordAudit(repos, actor, { action: 'task.updated', target: taskTarget(updated), changes, at: now });
-        if (reassigned && assignee === null) {
-          await recordAudit(repos, actor, { action: 'task.assigned', target: taskTarget(updated), changes: { assignee_id: { old: current.assignee_id, new: null } }, at: now });
-        } else if (reassigned) {
-          await recordAssignment(repos, actor, updated, current.assignee_id, now);
-        }
+        if (reassigned) await recordAssignment(repos, actor, updated, current.assignee_id, now);
         return updated;
       });
       return toTask(row);
@@ -259,11 +255,7 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
         if (current.status !== 'open') throw errors.conflict(`this task is ${current.status}; only open tasks can be assigned`);
         if (current.assignee_id === assigneeId) return current;
         const updated = (await repos.tasks.update(actor.orgId, taskId, { assignee_id: assigneeId, updated_at: now }))!;
-        if (assigneeId === null) {
-          await recordAudit(repos, actor, { action: 'task.assigned', target: taskTarget(updated), changes: { assignee_id: { old: current.assignee_id, new: null } }, at: now });
-        } else {
-          await recordAssignment(repos, actor, updated, current.assignee_id, now);
-        }
+        await recordAssignment(repos, actor, updated, current.assignee_id, now);
         return updated;
       });
       return toTask(row);

@@ -10,7 +10,7 @@ import { createdChanges, recordAudit } from './audit.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 import { runTarget } from './run-transitions.js';
 import { requireWritable } from './workspace.js';
-import { toRun, type Run } from './runs-view.js';
+import { toRun, toRunStep, type Run, type RunDetail } from './runs-view.js';
 import { checkText, describeStep, formatIsoDuration, MAX_STEPS, optionalLongText, parseSteps, readStep, type StepInput } from './workflow-steps.js';
 import { requireProjectTakesNewWork, workflowCanRun, WORKFLOW_WITHOUT_STEPS } from './work-rules.js';
 
@@ -374,7 +374,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
      * "Run workflow": a queued run holding a copy of the steps, for the workers to start. Refused (409)
      * for a workflow without steps and over the organisation's cap of active runs.
      */
-    async startRun(actor: Actor, workflowId: string): Promise<Run> {
+    async startRun(actor: Actor, workflowId: string): Promise<RunDetail> {
       authorize(actor, 'workflows', 'update');
       await requireWritable(store.repos, actor);
       const { orgId } = actor;
@@ -438,9 +438,10 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
           changes: createdChanges({ workflow_id: workflow.id, workflow_version: workflow.version }),
           at: now,
         });
-        return inserted;
+        return { inserted, stepRows };
       });
-      return toRun(run);
+      // Every step is pending and has no task yet: the run as `runs.get` would read it, without reading it.
+      return { ...toRun(run.inserted), steps: run.stepRows.map((step) => toRunStep(step, undefined)) };
     },
 
     async listRuns(actor: Actor, workflowId: string, page: PageRequest): Promise<PageResult<Run>> {

@@ -87,21 +87,27 @@ export const taskRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
     },
   });
 
-  /** complete, approve, reject, cancel: the dashboard's "Mark done", "Approve", "Reject", "Cancel task". */
-  const finish = (path: string, operationId: string, summary: string, description: string, resolve: (body: { reason?: string | null }) => TaskResolution) => {
-    const cancel = operationId === 'cancelTask';
-    const takesReason = operationId === 'rejectTask' || cancel;
+  /**
+   * complete, approve, reject, cancel: the dashboard's "Mark done", "Approve", "Reject", "Cancel task". Who may
+   * finish a task depends on the task, so the service decides, and only then refuses a read-only workspace;
+   * cancelling is a member's change like any other.
+   */
+  const finish = (path: string, operationId: string, summary: string, description: string, action: TaskResolution['action']) => {
+    const cancel = action === 'cancel';
+    const takesReason = action === 'reject' || cancel;
     app.post(path, {
-      // Who may finish a task depends on the task: the service decides, and only then refuses a read-only workspace.
       config: { auth: cancel ? { resource: 'tasks', action: 'update' } : { resource: 'tasks', action: 'finish', whileReadOnly: true }, bodyOptional: true },
       preValidation: emptyBodyIsObject,
       schema: { tags, operationId, summary, description, ...extension, params: IdParams, body: takesReason ? ReasonBody : EmptyBody, response: { 200: Task, ...changeErrors } },
-      handler: async (request) => tasks.resolve(actorOf(request), (request.params as { id: string }).id, resolve((request.body ?? {}) as { reason?: string | null })),
+      handler: async (request) => {
+        const reason = (request.body as { reason?: string | null } | undefined)?.reason;
+        return tasks.resolve(actorOf(request), (request.params as { id: string }).id, (takesReason ? { action, reason } : { action }) as TaskResolution);
+      },
     });
   };
   const run = 'A run\'s task moves its run on';
-  finish('/v1/tasks/:id/complete', 'completeTask', 'Mark a to-do done (extension)', `By its assignee (any role) or an admin or owner. ${run}. A finished task is a 409; an approval is approved or rejected instead (409).`, () => ({ action: 'done' }));
-  finish('/v1/tasks/:id/approve', 'approveTask', 'Approve an approval (extension)', `By its assignee (any role) or an admin or owner. ${run} to its next step. A decided task is a 409.`, () => ({ action: 'approve' }));
-  finish('/v1/tasks/:id/reject', 'rejectTask', 'Reject an approval (extension)', 'By its assignee (any role) or an admin or owner. A run\'s approval rejected fails its run (`approval_rejected`). A decided task is a 409.', (b) => ({ action: 'reject', reason: b.reason }));
-  finish('/v1/tasks/:id/cancel', 'cancelTask', 'Cancel an open task (extension)', 'Member and above. A run\'s task cancelled fails its run (`task_cancelled`). A finished task is a 409.', (b) => ({ action: 'cancel', reason: b.reason }));
+  finish('/v1/tasks/:id/complete', 'completeTask', 'Mark a to-do done (extension)', `By its assignee (any role) or an admin or owner. ${run}. A finished task is a 409; an approval is approved or rejected instead (409).`, 'done');
+  finish('/v1/tasks/:id/approve', 'approveTask', 'Approve an approval (extension)', `By its assignee (any role) or an admin or owner. ${run} to its next step. A decided task is a 409.`, 'approve');
+  finish('/v1/tasks/:id/reject', 'rejectTask', 'Reject an approval (extension)', 'By its assignee (any role) or an admin or owner. A run\'s approval rejected fails its run (`approval_rejected`). A decided task is a 409.', 'reject');
+  finish('/v1/tasks/:id/cancel', 'cancelTask', 'Cancel an open task (extension)', 'Member and above. A run\'s task cancelled fails its run (`task_cancelled`). A finished task is a 409.', 'cancel');
 };

@@ -97,11 +97,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
       body: EmptyBody,
       response: { 201: Run, ...changeErrors },
     },
-    handler: async (request, reply) => {
-      const actor = actorOf(request);
-      const run = await workflows.startRun(actor, request.params.id);
-      return reply.code(201).send(toRunDetailResource(await runs.get(actor, run.id)));
-    },
+    handler: async (request, reply) => reply.code(201).send(toRunDetailResource(await workflows.startRun(actorOf(request), request.params.id))),
   });
 
   app.get('/v1/workflows/:id/runs', {
