@@ -27,6 +27,8 @@ export interface Config {
   readonly webhookPerSubscriptionConcurrency: number;
   /** A subscription whose every attempt failed for this long is disabled (CONTRACT 11); null when `off`. */
   readonly webhookDisableAfterMs: number | null;
+  /** The most a receiver's `Retry-After` (on 429 or 503) may move a retry out (CONTRACT 14). */
+  readonly webhookRetryAfterMaxMs: number;
   /** WEBHOOK_SECRETS_KEY: the current key first, then older ones; empty when unset (secrets stored as given). */
   readonly webhookSecretsKeys: readonly Buffer[];
   /** How long delivered attempt history is kept, in milliseconds. */
@@ -352,6 +354,7 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'serve'):
     webhookConcurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
     webhookPerSubscriptionConcurrency: readInt(env, 'WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY', 4, 1, 1000),
     webhookDisableAfterMs: readDisableAfter(env),
+    webhookRetryAfterMaxMs: readDuration(env, 'WEBHOOK_RETRY_AFTER_MAX', '1h', 1000),
     webhookSecretsKeys: readSecretKeys(env),
     deliveredRetentionMs: readDuration(env, 'WEBHOOK_DELIVERED_RETENTION', '7d'),
     failedRetentionMs: readDuration(env, 'WEBHOOK_FAILED_RETENTION', '30d'),

@@ -124,7 +124,7 @@ describe.each(testDialects())('webhooks (%s)', (dialect) => {
     it('returns the object with a generated secret, only once', async () => {
       const res = await create({ url: 'https://hooks.example.com/generated', events: ['project.created', 'project.deleted'] });
       expect(res.status).toBe(201);
-      expect(Object.keys(res.body)).toEqual(['id', 'url', 'events', 'secret', 'active', 'status', 'created_at', 'failing_since', 'disabled_at', 'disabled_reason', 'previous_secret_expires_at']);
+      expect(Object.keys(res.body)).toEqual(['id', 'url', 'events', 'secret', 'active', 'status', 'created_at', 'failing_since', 'disabled_at', 'disabled_reason', 'previous_secret_expires_at', 'rate_limit', 'ordering']);
       expect(res.body).toMatchObject({
         url: 'https://hooks.example.com/generated',
         events: ['project.created', 'project.deleted'],

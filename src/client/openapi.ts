@@ -959,6 +959,16 @@ export interface components {
             events: components["schemas"]["EventType"][];
             /** @description 16 to 256 printable ASCII characters. One starting with `whsec_` must continue with base64 (it is the Standard Webhooks key). Omitted: the service generates `whsec_` + 32 random bytes in standard base64. */
             secret?: string;
+            /**
+             * @description Extension (CONTRACT 14): attempts started to this subscription in any one-second window, across every worker; the rest wait their turn (not failed, not counted as attempts). null: no limit.
+             * @example 50
+             */
+            rate_limit?: number | null;
+            /**
+             * @description Extension (CONTRACT 14): `fifo` sends one attempt at a time, in the order the events were committed; a failing delivery holds the later ones through its retries. Replays and test events stand outside the order.
+             * @enum {string}
+             */
+            ordering?: "none" | "fifo";
         };
         /** CreateWorkflowRequest */
         CreateWorkflowRequest: {
@@ -1025,6 +1035,16 @@ export interface components {
             disabled_reason: "failing" | "gone" | null;
             /** @description Extension: until when a rotated-out secret still signs beside the current one; null when none does. */
             previous_secret_expires_at: string | null;
+            /**
+             * @description Extension (CONTRACT 14): attempts started to this subscription in any one-second window, across every worker; the rest wait their turn (not failed, not counted as attempts). null: no limit.
+             * @example 50
+             */
+            rate_limit: number | null;
+            /**
+             * @description Extension (CONTRACT 14): `fifo` sends one attempt at a time, in the order the events were committed; a failing delivery holds the later ones through its retries. Replays and test events stand outside the order.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
         };
         /** Delivery */
         Delivery: {
@@ -1865,6 +1885,16 @@ export interface components {
             url?: string;
             /** @description At least one event name; duplicates are dropped. */
             events?: components["schemas"]["EventType"][];
+            /**
+             * @description Extension (CONTRACT 14): attempts started to this subscription in any one-second window, across every worker; the rest wait their turn (not failed, not counted as attempts). null: no limit.
+             * @example 50
+             */
+            rate_limit?: number | null;
+            /**
+             * @description Extension (CONTRACT 14): `fifo` sends one attempt at a time, in the order the events were committed; a failing delivery holds the later ones through its retries. Replays and test events stand outside the order.
+             * @enum {string}
+             */
+            ordering?: "none" | "fifo";
         };
         /** User */
         User: {
@@ -1937,6 +1967,16 @@ export interface components {
             disabled_reason: "failing" | "gone" | null;
             /** @description Extension: until when a rotated-out secret still signs beside the current one; null when none does. */
             previous_secret_expires_at: string | null;
+            /**
+             * @description Extension (CONTRACT 14): attempts started to this subscription in any one-second window, across every worker; the rest wait their turn (not failed, not counted as attempts). null: no limit.
+             * @example 50
+             */
+            rate_limit: number | null;
+            /**
+             * @description Extension (CONTRACT 14): `fifo` sends one attempt at a time, in the order the events were committed; a failing delivery holds the later ones through its retries. Replays and test events stand outside the order.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
         };
         /** WebhookList */
         WebhookList: {
@@ -2565,7 +2605,9 @@ export interface operations {
                      *           "failing_since": null,
                      *           "disabled_at": null,
                      *           "disabled_reason": null,
-                     *           "previous_secret_expires_at": null
+                     *           "previous_secret_expires_at": null,
+                     *           "rate_limit": null,
+                     *           "ordering": "none"
                      *         }
                      *       ],
                      *       "next_cursor": null
@@ -2632,6 +2674,8 @@ export interface operations {
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
                      *       "previous_secret_expires_at": null,
+                     *       "rate_limit": null,
+                     *       "ordering": "none",
                      *       "secret": "whsec_3q2+7wEXAMPLEj8Nc1vYkz0Yh5Rp9bT4sLmG6aD2fU0="
                      *     }
                      */
@@ -2684,7 +2728,9 @@ export interface operations {
                      *       "failing_since": null,
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
-                     *       "previous_secret_expires_at": null
+                     *       "previous_secret_expires_at": null,
+                     *       "rate_limit": null,
+                     *       "ordering": "none"
                      *     }
                      */
                     "application/json": components["schemas"]["Webhook"];
@@ -2747,7 +2793,9 @@ export interface operations {
                  *       "events": [
                  *         "project.created",
                  *         "task.assigned"
-                 *       ]
+                 *       ],
+                 *       "rate_limit": 50,
+                 *       "ordering": "fifo"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWebhookRequest"];
@@ -2777,7 +2825,9 @@ export interface operations {
                      *       "failing_since": null,
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
-                     *       "previous_secret_expires_at": null
+                     *       "previous_secret_expires_at": null,
+                     *       "rate_limit": 50,
+                     *       "ordering": "fifo"
                      *     }
                      */
                     "application/json": components["schemas"]["Webhook"];
@@ -2942,7 +2992,9 @@ export interface operations {
                      *       "failing_since": null,
                      *       "disabled_at": null,
                      *       "disabled_reason": null,
-                     *       "previous_secret_expires_at": null
+                     *       "previous_secret_expires_at": null,
+                     *       "rate_limit": null,
+                     *       "ordering": "none"
                      *     }
                      */
                     "application/json": components["schemas"]["Webhook"];

@@ -1,5 +1,12 @@
 import type { AttemptCompletion, ClaimedDelivery, QueueClaimInput } from './repositories/deliveries-repo.js';
 
+/** A claimed delivery the worker gives back unsent (it reached its reserved start too late). */
+export interface HandBack {
+  id: string;
+  webhookId: string;
+  fifo: boolean;
+}
+
 // The delivery queue's contract, apart from its two implementations (delivery-queue.ts over the store,
 // sqlite-queue-thread.ts on a thread), so each imports it and neither imports the other's module for it.
 
@@ -14,9 +21,12 @@ export interface QueueClaim extends Omit<QueueClaimInput, 'owner'> {
 export interface DeliveryQueue {
   /**
    * One write transaction: records `completions` (as `completeQueueAttempts`), then claims for `claim`
-   * (as `claimDueQueueItems`; none when null). All of it commits, or none of it.
+   * (as `claimDueQueueItems`; none when null), after handing back `handBacks`. All of it commits, or none
+   * of it. What the claim's controls held back is written into `claim.controls`.
    */
-  cycle(owner: string, completions: readonly AttemptCompletion[], claim: QueueClaim | null, at: number): Promise<ClaimedDelivery[]>;
+  cycle(owner: string, completions: readonly AttemptCompletion[], claim: QueueClaim | null, at: number, handBacks?: readonly HandBack[]): Promise<ClaimedDelivery[]>;
+  /** PostgreSQL's safety net for ordered subscriptions (`promoteStalledHeadsAcrossOrgs`); nothing on SQLite. */
+  promoteStalledHeads(now: number): Promise<number>;
   /** The earliest time a pending, unleased delivery (outside `excludeWebhooks`) becomes due; null if none. */
   nextDueAt(now: number, excludeWebhooks: string[]): Promise<number | null>;
   close(): Promise<void>;

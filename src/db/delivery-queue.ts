@@ -4,19 +4,21 @@ import type { DeliveryQueue, QueueHealth } from './delivery-queue-contract.js';
 import { threadDeliveryQueue } from './sqlite-queue-thread.js';
 import type { Store } from './store.js';
 
-export type { DeliveryQueue, QueueClaim, QueueHealth } from './delivery-queue-contract.js';
+export type { DeliveryQueue, HandBack, QueueClaim, QueueHealth } from './delivery-queue-contract.js';
 
 /** The repository in `store.transaction` (PostgreSQL, whose I/O is asynchronous anyway; tests). */
 export function storeDeliveryQueue(store: Store, health: QueueHealth = {}): DeliveryQueue {
   const disableAfterMs = health.disableAfterMs ?? null;
   return {
-    cycle: (owner, completions, claim, at) =>
+    cycle: (owner, completions, claim, at, handBacks = []) =>
       store.transaction(async (repos) => {
         if (completions.length > 0) await repos.deliveries.completeQueueAttempts(owner, [...completions], at, disableAfterMs);
+        if (handBacks.length > 0) await repos.deliveries.handBack(handBacks, owner);
         if (claim === null || claim.limit <= 0) return [];
-        const { now, leaseMs, limit, window, excludeWebhooks, perWebhookRoom } = claim;
-        return repos.deliveries.claimDueQueueItems({ owner, now, leaseMs, limit, window, excludeWebhooks, perWebhookRoom });
+        const { now, leaseMs, limit, window, excludeWebhooks, perWebhookRoom, controls } = claim;
+        return repos.deliveries.claimDueQueueItems({ owner, now, leaseMs, limit, window, excludeWebhooks, perWebhookRoom, controls });
       }),
+    promoteStalledHeads: (now) => (store.dialect === 'postgres' ? store.transaction((repos) => repos.deliveries.promoteStalledHeadsAcrossOrgs(now)) : Promise.resolve(0)),
     nextDueAt: (now, exclude) => store.repos.deliveries.nextQueueDueAt(now, exclude),
     close: async () => {},
   };

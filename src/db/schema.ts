@@ -342,7 +342,18 @@ export interface WebhooksTable {
   /** When the disabling's audit row, cancellations and e-mail were done. */
   disabled_notified_at: ColumnType<number | null, number | null | undefined, number | null>;
   updated_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Attempts started per second, across every worker (CONTRACT 14); null: no limit. */
+  rate_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  ordering: ColumnType<WebhookOrdering, WebhookOrdering | undefined, WebhookOrdering>;
+  /** The rate limiter's next free start, in microseconds since the epoch (GCRA); null: free now. */
+  rate_tat: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The ordered subscription's delivery in flight (its head lease), until `fifo_head_expires_at`. */
+  fifo_head: ColumnType<string | null, string | null | undefined, string | null>;
+  fifo_head_expires_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
+
+/** CONTRACT 14: `fifo`, one attempt in flight at a time, in commit order. */
+export type WebhookOrdering = 'none' | 'fifo';
 
 export type WebhookStatus = 'active' | 'disabled';
 /** failing: every attempt failed for WEBHOOK_DISABLE_AFTER; gone: the endpoint answered 410 Gone. */
@@ -402,6 +413,8 @@ export interface DeliveriesTable {
   test: ColumnType<number, number | undefined, number>;
   /** Why a cancelled delivery was cancelled: `subscription_disabled` (replayable after enabling) or `subscription_deleted`. */
   cancel_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 1: in its subscription's order (CONTRACT 14); waits with no due time until it is the head. */
+  fifo: ColumnType<number, number | undefined, number>;
 }
 
 export interface DeliveryAttemptsTable {
@@ -423,6 +436,9 @@ export interface DeliveryAttemptsTable {
   error: string | null;
   /** 'success' or 'failure'. */
   outcome: string;
+  /** Why the attempt started later than it was due: 'rate_limit', or 'order' (earlier deliveries went first). */
+  held_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  held_ms: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Attempts of one subscription in one UTC hour by outcome, added to as attempts are recorded (migration 005). */

@@ -3,8 +3,8 @@ import { Worker } from 'node:worker_threads';
 import type { Compilable, Kysely } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HOUR_MS } from '../lib/time.js';
-import type { DeliveryQueue, QueueClaim } from './delivery-queue-contract.js';
-import { queueQueries, streakUpdates, type AttemptCompletion, type ClaimedDelivery } from './repositories/deliveries-repo.js';
+import type { DeliveryQueue, HandBack, QueueClaim } from './delivery-queue-contract.js';
+import { queueQueries, RATE_HORIZON_MS, streakUpdates, type AttemptCompletion, type LoadedDelivery } from './repositories/deliveries-repo.js';
 import type { DB } from './schema.js';
 
 /**
@@ -29,7 +29,24 @@ interface StatementSpec {
   constants: unknown[];
 }
 
-type StatementName = 'insertAttempt' | 'completeDelivery' | 'addHourly' | 'dueScan' | 'lease' | 'cancelUnsendable' | 'claimed' | 'streakEnded' | 'streakStarted' | 'disableDue';
+type StatementName =
+  | 'insertAttempt'
+  | 'completeDelivery'
+  | 'addHourly'
+  | 'dueScan'
+  | 'lease'
+  | 'cancelUnsendable'
+  | 'claimed'
+  | 'streakEnded'
+  | 'streakStarted'
+  | 'disableDue'
+  | 'headLease'
+  | 'headClear'
+  | 'earlierPending'
+  | 'promoteNext'
+  | 'release'
+  | 'rateRead'
+  | 'rateWrite';
 
 interface ThreadData {
   file: string;
@@ -42,7 +59,8 @@ interface ThreadData {
  * One finished attempt, flat: 0-12 the attempt row's columns as insertAttempt takes them (id, org_id,
  * delivery_id, attempt_number, trigger, started_at, duration_ms, request_headers, response_status,
  * response_headers, response_body, error, outcome), 13 the subscription, 14-19 the delivery's next state
- * (status, attempt_count, failure_count, next_attempt_at, last_status_code, last_error), 20 the epoch hour.
+ * (status, attempt_count, failure_count, next_attempt_at, last_status_code, last_error), 20 the epoch hour,
+ * 21 1 when the delivery is in its subscription's order, 22-23 held_reason and held_ms.
  */
 type CompletionRecord = unknown[];
 
@@ -53,6 +71,8 @@ interface CycleRequest {
   completions: CompletionRecord[];
   /** The failure streaks these completions start or end (streakUpdates): [org, webhook, succeeded, failingSince, cutoff, gone]. */
   streaks: [string, string, boolean, number | null, number, number][];
+  /** Claimed deliveries given back unsent: [id, webhook, in order]. */
+  handBacks: [string, string, boolean][];
   claim: {
     now: number;
     expiresAt: number;
@@ -64,16 +84,20 @@ interface CycleRequest {
     /** Room of the subscriptions that have attempts under way; any other has `defaultRoom`. */
     rooms: [string, number][];
     defaultRoom: number;
+    /** RATE_HORIZON_MS. */
+    horizonMs: number;
   } | null;
 }
 
 interface CycleReply {
   id: number;
   claimed?: ClaimedRow[];
+  /** Rate-limited subscriptions held back by the claim, with their next free start (ms). */
+  throttled?: Record<string, number>;
   error?: { message: string; code?: string; name?: string };
 }
 
-type ClaimedRow = ClaimedDelivery & { seq: number; next_attempt_at: number | null };
+type ClaimedRow = LoadedDelivery;
 
 /**
  * The thread's whole program. It is started from its source text (eval), so it may use nothing outside its
@@ -104,6 +128,14 @@ function queueThreadMain(load: NodeRequire): void {
   const streakEnded = prepare(s.streakEnded);
   const streakStarted = prepare(s.streakStarted);
   const disableDue = prepare(s.disableDue);
+  const headLease = prepare(s.headLease);
+  const headClear = prepare(s.headClear);
+  const earlierPending = prepare(s.earlierPending);
+  const promoteNext = prepare(s.promoteNext);
+  const release = prepare(s.release);
+  const rateRead = prepare(s.rateRead);
+  const rateWrite = prepare(s.rateWrite);
+  const run = (entry: { statement: BetterSqlite3.Statement; spec: StatementSpec }, args: unknown[]) => entry.statement.run(...bind(entry.spec, args)).changes;
   const begin = db.prepare('begin immediate');
   const commit = db.prepare('commit');
 
@@ -116,8 +148,13 @@ function queueThreadMain(load: NodeRequire): void {
       for (const c of request.completions) {
         const deliveryId = c[2];
         // Recorded only while the delivery exists; its state moves on only while the lease is ours.
-        if (insertAttempt.statement.run(...bind(insertAttempt.spec, c.slice(0, 13))).changes === 0) continue;
+        if (insertAttempt.statement.run(...bind(insertAttempt.spec, [...c.slice(0, 13), c[22], c[23]])).changes === 0) continue;
         completeDelivery.statement.run(...bind(completeDelivery.spec, [deliveryId, owner, c[14], c[15], c[16], c[17], c[18], c[19], at]));
+        // A head of an order: its lease ends, and once it is final the next of the order becomes due.
+        if (c[21] === 1) {
+          run(headClear, [c[13], deliveryId]);
+          if (c[14] !== 'pending') run(promoteNext, [c[13], at]);
+        }
         // Test events stay out of the subscription's health figures.
         if (c[4] === 'test') continue;
         const key = `${String(c[1])} ${String(c[13])} ${String(c[20])}`;
@@ -133,7 +170,12 @@ function queueThreadMain(load: NodeRequire): void {
           disableDue.statement.run(...bind(disableDue.spec, [orgId, webhookId, gone, cutoff, at]));
         }
       }
-      const rows: ClaimedRow[] = [];
+      for (const [id, webhookId, fifo] of request.handBacks) {
+        run(release, [id, owner]);
+        if (fifo) run(headClear, [webhookId, id]);
+      }
+      let rows: ClaimedRow[] = [];
+      const throttled: Record<string, number> = {};
       const claim = request.claim;
       if (claim !== null) {
         const scan = claim.excluding ? prepare(claim.excluding) : dueScan;
@@ -155,9 +197,50 @@ function queueThreadMain(load: NodeRequire): void {
           // Without a subscription, an event or a live organisation it never goes out.
           else cancelUnsendable.statement.run(...bind(cancelUnsendable.spec, [seq, owner, claim.now]));
         }
+        // The controls of ordered and rate-limited subscriptions, as the repository's applyControls.
+        if (rows.some((r) => r.fifo === 1 || r.rate_limit !== null)) {
+          const going: ClaimedRow[] = [];
+          const nowUs = claim.now * 1000;
+          const horizonUs = nowUs + claim.horizonMs * 1000;
+          const tats = new Map<string, number>();
+          for (const row of rows) {
+            let head = false;
+            if (row.fifo === 1) {
+              const leased = run(headLease, [row.webhook_id, row.id, claim.expiresAt, claim.now]) > 0;
+              if (leased && earlierPending.statement.get(...bind(earlierPending.spec, [row.webhook_id, row.seq])) !== undefined) {
+                run(headClear, [row.webhook_id, row.id]);
+                run(promoteNext, [row.webhook_id, claim.now]);
+              } else head = leased;
+              if (!head) {
+                run(release, [row.id, owner]);
+                continue;
+              }
+            }
+            if (row.rate_limit !== null) {
+              let tat = tats.get(row.webhook_id);
+              if (tat === undefined) {
+                const read = rateRead.statement.get(...bind(rateRead.spec, [row.webhook_id])) as { rate_tat: number | null } | undefined;
+                tat = Number(read?.rate_tat ?? 0);
+              }
+              const start = Math.max(tat, nowUs);
+              if (start > horizonUs) {
+                tats.set(row.webhook_id, tat);
+                run(release, [row.id, owner]);
+                if (head) run(headClear, [row.webhook_id, row.id]);
+                throttled[row.webhook_id] = Math.ceil(start / 1000);
+                continue;
+              }
+              tats.set(row.webhook_id, start + Math.ceil(1_025_000 / row.rate_limit));
+              row.not_before = start / 1000;
+            }
+            going.push(row);
+          }
+          for (const [webhookId, tat] of tats) run(rateWrite, [webhookId, tat]);
+          rows = going;
+        }
       }
       commit.run();
-      parentPort!.postMessage({ id: request.id, claimed: rows } satisfies CycleReply);
+      parentPort!.postMessage({ id: request.id, claimed: rows, throttled } satisfies CycleReply);
     } catch (err) {
       if (db.inTransaction) db.exec('rollback');
       const e = err as { message?: string; code?: string; name?: string };
@@ -169,7 +252,7 @@ function queueThreadMain(load: NodeRequire): void {
 /** The event loop's side of one thread: numbered requests, answered in order. */
 class QueueThread {
   private readonly worker: Worker;
-  private readonly calls = new Map<number, { resolve: (rows: ClaimedRow[]) => void; reject: (err: Error) => void }>();
+  private readonly calls = new Map<number, { resolve: (reply: CycleReply) => void; reject: (err: Error) => void }>();
   private nextId = 1;
   private closing = false;
   /** Set once the thread has failed or exited: every later request fails with it. */
@@ -191,7 +274,7 @@ class QueueThread {
       this.calls.delete(reply.id);
       if (this.calls.size === 0) this.worker.unref();
       if (reply.error) call.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code, name: reply.error.name ?? 'Error' }));
-      else call.resolve(reply.claimed ?? []);
+      else call.resolve(reply);
     });
     this.worker.on('error', (err) => this.fail(err));
     this.worker.on('exit', (code) => this.fail(new Error(`the delivery queue thread exited (code ${code})`)));
@@ -203,7 +286,7 @@ class QueueThread {
     this.calls.clear();
   }
 
-  cycle(request: Omit<CycleRequest, 'id'>): Promise<ClaimedRow[]> {
+  cycle(request: Omit<CycleRequest, 'id'>): Promise<CycleReply> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -254,7 +337,7 @@ export function threadDeliveryQueue(db: Kysely<DB>, options: ThreadQueueOptions,
     // Same durability as the main connection: NORMAL in WAL mode survives kill -9.
     pragmas: ['journal_mode = WAL', 'synchronous = NORMAL', 'foreign_keys = ON', 'busy_timeout = 5000', 'secure_delete = FAST', ...(options.pragmas ?? [])],
     statements: {
-      insertAttempt: compile(db, 13, q.insertAttempt),
+      insertAttempt: compile(db, 15, q.insertAttempt),
       completeDelivery: compile(db, 9, q.completeDelivery),
       addHourly: compile(db, 6, q.addHourlyIfRecorded),
       dueScan: compile(db, 2, q.dueScan),
@@ -264,6 +347,13 @@ export function threadDeliveryQueue(db: Kysely<DB>, options: ThreadQueueOptions,
       streakEnded: compile(db, 2, q.streakEnded),
       streakStarted: compile(db, 3, q.streakStarted),
       disableDue: compile(db, 5, q.disableDue),
+      headLease: compile(db, 4, q.headLease),
+      headClear: compile(db, 2, q.headClear),
+      earlierPending: compile(db, 2, q.earlierPending),
+      promoteNext: compile(db, 2, q.promoteNext),
+      release: compile(db, 2, q.release),
+      rateRead: compile(db, 1, q.rateRead),
+      rateWrite: compile(db, 2, q.rateWrite),
     },
   };
   // The scan excluding saturated subscriptions: one text per count of exclusions.
@@ -283,8 +373,9 @@ export function threadDeliveryQueue(db: Kysely<DB>, options: ThreadQueueOptions,
     return thread;
   };
 
-  function request(owner: string, completions: readonly AttemptCompletion[], claim: QueueClaim | null, at: number): Omit<CycleRequest, 'id'> {
-    const records: CompletionRecord[] = completions.map(({ attempt: a, delivery: d, webhookId }) => [
+  function request(owner: string, completions: readonly AttemptCompletion[], claim: QueueClaim | null, at: number, backs: readonly HandBack[]): Omit<CycleRequest, 'id'> {
+    const handBacks = backs.map((b) => [b.id, b.webhookId, b.fifo] satisfies CycleRequest['handBacks'][number]);
+    const records: CompletionRecord[] = completions.map(({ attempt: a, delivery: d, webhookId, fifo }) => [
       a.id,
       a.org_id,
       a.delivery_id,
@@ -306,17 +397,21 @@ export function threadDeliveryQueue(db: Kysely<DB>, options: ThreadQueueOptions,
       d.last_status_code,
       d.last_error,
       Math.floor(a.started_at / HOUR_MS),
+      fifo ? 1 : 0,
+      a.held_reason ?? null,
+      a.held_ms ?? null,
     ]);
     const streaks = streakUpdates(completions, options.disableAfterMs ?? null).map(
       (u) => [u.orgId, u.webhookId, u.succeeded, u.failingSince, u.cutoff, u.gone] satisfies CycleRequest['streaks'][number],
     );
-    if (claim === null || claim.limit <= 0) return { owner, at, completions: records, streaks, claim: null };
+    if (claim === null || claim.limit <= 0) return { owner, at, completions: records, streaks, handBacks, claim: null };
     const { limit, now, excludeWebhooks } = claim;
     return {
       owner,
       at,
       completions: records,
       streaks,
+      handBacks,
       claim: {
         now,
         expiresAt: now + claim.leaseMs,
@@ -326,20 +421,25 @@ export function threadDeliveryQueue(db: Kysely<DB>, options: ThreadQueueOptions,
         exclude: excludeWebhooks,
         rooms: claim.busyWebhooks.map((id) => [id, claim.perWebhookRoom(id)]),
         defaultRoom: claim.defaultRoom,
+        horizonMs: RATE_HORIZON_MS,
       },
     };
   }
 
   return {
-    cycle(owner, completions, claim, at) {
-      const message = request(owner, completions, claim, at);
+    cycle(owner, completions, claim, at, handBacks = []) {
+      const message = request(owner, completions, claim, at, handBacks);
       // Holding the main connection keeps this process's other writers off the write lock meanwhile.
       return db.connection().execute(async () => {
-        const rows = await current().cycle(message);
+        const reply = await current().cycle(message);
+        if (claim?.controls && reply.throttled) Object.assign(claim.controls.throttled, reply.throttled);
+        const rows = reply.claimed ?? [];
         rows.sort((x, y) => (x.next_attempt_at ?? 0) - (y.next_attempt_at ?? 0) || x.seq - y.seq);
-        return rows.map(({ seq: _seq, next_attempt_at: _next, ...row }) => row);
+        return rows.map(({ seq: _seq, ...row }) => row);
       });
     },
+    // One writer at a time on SQLite: a finished head always sees the deliveries committed before it.
+    promoteStalledHeads: async () => 0,
     nextDueAt,
     async close() {
       const t = thread;

@@ -2,16 +2,17 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.js';
-import type { AttemptCompletion, ClaimedDelivery } from '../db/repositories/deliveries-repo.js';
+import { rateIntervalUs, type AttemptCompletion, type ClaimControls, type ClaimedDelivery } from '../db/repositories/deliveries-repo.js';
 import type { DeliveryRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import { storeDeliveryQueue, type DeliveryQueue, type QueueClaim } from '../db/delivery-queue.js';
+import { storeDeliveryQueue, type DeliveryQueue, type HandBack, type QueueClaim } from '../db/delivery-queue.js';
 import { newId } from '../lib/ids.js';
 import type { Signal } from '../lib/signal.js';
 import type { AttemptOutcome } from '../lib/metrics.js';
 import { HOUR_MS, type Clock } from '../lib/time.js';
 import type { Tracing } from '../tracing/tracing.js';
 import { sendAttempt, type AttemptRequest, type AttemptResult } from './sender.js';
+import { retryAfterMs } from './retry-after.js';
 import { createWakeTimer } from '../lib/wake-timer.js';
 import { createSecretBox, type SecretBox } from '../lib/secret-box.js';
 import type { SigningSecrets } from './signing.js';
@@ -33,6 +34,14 @@ function unsent(startedAt: number, error: string): AttemptResult {
 
 /** Hours of the attempts-per-hour roll-up kept (31 days). */
 const HOURLY_RETENTION_HOURS = 31 * 24;
+
+/**
+ * A rate-limited attempt starts within this of its reserved start or not at all (it is handed back, due
+ * again): a start late by more would crowd the next one and let a receiver count R + 1 in a second.
+ */
+const LATE_START_MS = 10;
+/** How often PostgreSQL's stalled ordered subscriptions are looked for (deliveries-repo, promoteStalledHeadsAcrossOrgs). */
+const STALLED_HEADS_MS = 2000;
 
 export interface DeliveryWorkerDeps {
   config: Config;
@@ -127,6 +136,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   const sends = new Set<Promise<void>>();
   /** Claimed, waiting for a free slot, in due order. */
   let ready: ClaimedDelivery[] = [];
+  /** Claimed with a reserved start (rate-limited): each starts at its time, on its own timer. */
+  const timed = new Map<ClaimedDelivery, NodeJS.Timeout>();
+  /** Reached their reserved start too late: the next cycle gives them back unsent. */
+  let handBacks: HandBack[] = [];
+  /** Rate-limited subscriptions the last claims held back, until their next free start (ms). */
+  const throttled = new Map<string, number>();
+  let stalledCheckAt = 0;
   /** Attempts sent whose outcome is not recorded yet: the next cycle records them. */
   let finished: Finished[] = [];
   let stopping = false;
@@ -138,9 +154,19 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
     if (!stopping) timer.arm(delayMs);
   };
 
-  const saturated = () => [...perWebhook].filter(([, n]) => n >= perWebhookLimit).map(([id]) => id);
+  /** Subscriptions a claim leaves out: those at their concurrency limit, and rate-limited ones with no start free soon. */
+  const saturated = () => {
+    const now = clock.now();
+    const out = [...perWebhook].filter(([, n]) => n >= perWebhookLimit).map(([id]) => id);
+    for (const [id, until] of throttled) {
+      // A claim may take a start up to RATE_HORIZON_MS ahead; until then it would only be handed back.
+      if (until - 1000 > now) out.push(id);
+      else throttled.delete(id);
+    }
+    return out;
+  };
   /** Deliveries a claim may take now: free slots plus room in the ready queue. */
-  const capacity = () => (stopping ? 0 : globalLimit + readyLimit - sends.size - ready.length);
+  const capacity = () => (stopping ? 0 : globalLimit + readyLimit - sends.size - ready.length - timed.size);
 
   /** Claims due work now (and records finished attempts); also what the waker and the timers call. */
   function kick(): void {
@@ -174,20 +200,27 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
     }
     const batch = finished;
     finished = [];
+    const backs = handBacks;
+    handBacks = [];
     const room = capacity();
     // Nothing running and nothing waiting: any room is worth a claim (a quiet queue, a single new event).
     const limit = room > 0 && (room >= claimThreshold || (sends.size === 0 && ready.length === 0)) ? Math.min(room, batchSize) : 0;
-    if (batch.length === 0 && limit === 0) return false;
+    if (batch.length === 0 && backs.length === 0 && limit === 0) return false;
     const now = clock.now();
+    await promoteStalledHeads(now);
     let claimed: ClaimedDelivery[];
+    const controls: ClaimControls = { throttled: {} };
     try {
       claimed = await queue.cycle(
         owner,
         batch.map((f) => f.completion),
-        limit > 0 ? claimInput(now, limit) : null,
+        limit > 0 ? claimInput(now, limit, controls) : null,
         now,
+        backs,
       );
     } catch (err) {
+      // Hand-backs stay leased to this process until the lease runs out; none is lost.
+      handBacks.push(...backs);
       if (batch.length === 0) {
         logger.error({ err }, 'delivery worker: claim failed; retrying');
         arm(pollMs);
@@ -199,11 +232,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
       return false;
     }
     recorded(batch);
+    for (const [id, until] of Object.entries(controls.throttled)) throttled.set(id, until);
     for (const item of claimed) {
       perWebhook.set(item.webhook_id, (perWebhook.get(item.webhook_id) ?? 0) + 1);
-      ready.push(item);
+      if (item.not_before === undefined) ready.push(item);
+      else timed.set(item, setTimeout(startTimed, Math.max(0, item.not_before - clock.now()), item));
     }
     fill();
+    // A throttled subscription may claim again once its next start comes inside the horizon.
+    for (const until of Object.values(controls.throttled)) arm(Math.max(10, until - 1000 - clock.now()));
     if (limit === 0) return false;
     if (claimed.length > 0) return claimed.length >= limit && capacity() >= claimThreshold;
     // Nothing due now: sleep until the earliest retry, or the poll interval, whichever is sooner.
@@ -220,7 +257,41 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
     return false;
   }
 
-  function claimInput(now: number, limit: number): QueueClaim {
+  /** PostgreSQL only, at most every STALLED_HEADS_MS; a failure waits for the next look. */
+  async function promoteStalledHeads(now: number): Promise<void> {
+    if (now < stalledCheckAt) return;
+    stalledCheckAt = now + STALLED_HEADS_MS;
+    try {
+      await queue.promoteStalledHeads(now);
+    } catch (err) {
+      logger.warn({ err }, 'delivery worker: could not look for stalled ordered subscriptions');
+    }
+  }
+
+  /**
+   * A rate-limited delivery at its reserved start. It does not wait for a free slot (its start is its
+   * own, counted in the claim's capacity): a late start would crowd the next one. Reached too late (the
+   * event loop was held up), it is handed back unsent and claimed again with a new start.
+   */
+  function startTimed(item: ClaimedDelivery): void {
+    timed.delete(item);
+    if (clock.now() - item.not_before! > LATE_START_MS || stopping) {
+      release(item);
+      handBacks.push({ id: item.id, webhookId: item.webhook_id, fifo: item.fifo === 1 });
+      kick();
+      return;
+    }
+    start(item);
+  }
+
+  /** The subscription's count of claimed-or-sending deliveries, less one. */
+  function release(item: ClaimedDelivery): void {
+    const left = (perWebhook.get(item.webhook_id) ?? 1) - 1;
+    if (left <= 0) perWebhook.delete(item.webhook_id);
+    else perWebhook.set(item.webhook_id, left);
+  }
+
+  function claimInput(now: number, limit: number, controls: ClaimControls): QueueClaim {
     const exclude = saturated();
     // Candidates beyond the batch are needed only when a subscription's room could cut the claim short.
     let tightest = perWebhookLimit;
@@ -234,6 +305,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
       perWebhookRoom: (id: string) => perWebhookLimit - (perWebhook.get(id) ?? 0),
       defaultRoom: perWebhookLimit,
       busyWebhooks: [...perWebhook.keys()],
+      controls,
     };
   }
 
@@ -325,9 +397,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
     const send = attempt(item, attemptNumber)
       .then((result) => {
         sends.delete(send);
-        const left = (perWebhook.get(item.webhook_id) ?? 1) - 1;
-        if (left <= 0) perWebhook.delete(item.webhook_id);
-        else perWebhook.set(item.webhook_id, left);
+        release(item);
         finished.push(completionOf(item, attemptNumber, result));
         // The slot goes to the next claimed delivery at once; this outcome is recorded by the next cycle (the
         // lease holds the delivery until then). A cycle starts now when a claim is worth it, else within recordMs.
@@ -353,15 +423,20 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
     } else {
       const failures = item.failure_count + 1;
       const delay = schedule[failures - 1];
+      // A 429 or 503 may ask for a later retry (CONTRACT 14), never an extra attempt.
+      const asked = result.status === 429 || result.status === 503 ? retryAfterMs(result.responseHeaders?.['retry-after'], now) : null;
+      const wait = delay === undefined ? 0 : Math.max(delay, Math.min(asked ?? 0, config.webhookRetryAfterMaxMs));
       next =
         delay === undefined
           ? { status: 'failed', failure_count: failures, next_attempt_at: null }
-          : { status: 'pending', failure_count: failures, next_attempt_at: now + delay };
+          : { status: 'pending', failure_count: failures, next_attempt_at: now + wait };
     }
+    const held = heldFor(item, result.startedAt);
     return {
       outcome: next.status === 'delivered' ? 'delivered' : next.status === 'pending' ? 'retry_scheduled' : 'failed',
       completion: {
         webhookId: item.webhook_id,
+        fifo: item.fifo === 1,
         attempt: {
           id: newId('att'),
           org_id: item.org_id,
@@ -376,6 +451,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
           response_body: result.responseBody,
           error: result.error,
           outcome: result.success ? 'success' : 'failure',
+          held_reason: held?.reason ?? null,
+          held_ms: held?.ms ?? null,
         },
         delivery: {
           ...next,
@@ -385,6 +462,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
         },
       },
     };
+  }
+
+  /**
+   * Why an attempt started later than it was due, for the history: the rate limit (more than one interval
+   * after its due time), or, for the first attempt of an ordered delivery, the earlier ones of its order.
+   */
+  function heldFor(item: ClaimedDelivery, startedAt: number): { reason: 'rate_limit' | 'order'; ms: number } | null {
+    const due = item.next_attempt_at ?? null;
+    if (due === null) return null;
+    if (item.rate_limit !== null && startedAt - due > rateIntervalUs(item.rate_limit) / 1000) return { reason: 'rate_limit', ms: Math.round(startedAt - due) };
+    if (item.fifo === 1 && item.attempt_count === 0 && due - item.created_at > 0) return { reason: 'order', ms: due - item.created_at };
+    return null;
   }
 
   async function prune(): Promise<void> {
@@ -438,7 +527,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
       timer.clear();
       // Attempts under way finish (each is bounded by WEBHOOK_TIMEOUT) and their outcomes are recorded.
       // Deliveries claimed but not started go out too: they are leased to this process.
-      while (sends.size > 0 || cycling || finished.length > 0 || ready.length > 0) {
+      // Reserved starts not reached yet go back unsent: the next claim, here or elsewhere, takes them.
+      for (const [item, t] of timed) {
+        clearTimeout(t);
+        release(item);
+        handBacks.push({ id: item.id, webhookId: item.webhook_id, fifo: item.fifo === 1 });
+      }
+      timed.clear();
+      while (sends.size > 0 || cycling || finished.length > 0 || ready.length > 0 || handBacks.length > 0) {
         fill();
         if (sends.size > 0) await Promise.allSettled([...sends]);
         else if (cycling) await cycling;

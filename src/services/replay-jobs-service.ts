@@ -155,7 +155,9 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
           // A subscription deleted since the job was asked for takes nothing more: re-queued, its deliveries
           // would only be cancelled by the worker, and their history would no longer say they failed.
           const live = await repos.webhooks.findById(job.org_id, job.webhook_id);
-          const queued = new Set(live ? await repos.deliveries.requestReplayOfFailed(job.org_id, ids, now) : []);
+          // An ordered subscription's replay keeps the deliveries' original order (CONTRACT 14).
+          const ordered = live?.ordering === 'fifo' ? { webhookId: live.id } : undefined;
+          const queued = new Set(live ? await repos.deliveries.requestReplayOfFailed(job.org_id, ids, now, ordered) : []);
           const skipped = ids.filter((id) => !queued.has(id));
           await repos.replayJobs.markSkippedAcrossOrgs(job.id, skipped);
           await repos.replayJobs.addProgressAcrossOrgs(job.id, queued.size, skipped.length);

@@ -2,7 +2,7 @@ import { errors, fieldError } from '../errors.js';
 import { randomBytes } from 'node:crypto';
 import { newId } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
-import type { WebhookDisabledReason, WebhookRow, WebhookStatus } from '../db/schema.js';
+import type { WebhookDisabledReason, WebhookOrdering, WebhookRow, WebhookStatus } from '../db/schema.js';
 import type { Repositories } from '../db/repositories/index.js';
 import type { Store } from '../db/store.js';
 import { assertPublicWebhookUrl, SsrfBlockedError } from '../delivery/ssrf.js';
@@ -28,20 +28,41 @@ export interface Webhook {
   disabled_reason: WebhookDisabledReason | null;
   /** Until when a rotated-out secret still signs beside the current one; null when none does. */
   previous_secret_expires_at: string | null;
+  /** Attempts started per second across every worker (CONTRACT 14); null: no limit. */
+  rate_limit: number | null;
+  /** `fifo`: one attempt in flight at a time, in the order the events were committed. */
+  ordering: WebhookOrdering;
 }
 
 /** Only the creation response carries the secret. */
 export type CreatedWebhook = Webhook & { secret: string };
 
-export interface CreateWebhookInput {
+/** CONTRACT 14, on create and PATCH: absent leaves the value as it is (null and `none` by default). */
+export interface DeliveryControlInput {
+  rate_limit?: number | null | undefined;
+  ordering?: WebhookOrdering | undefined;
+}
+
+export interface CreateWebhookInput extends DeliveryControlInput {
   url: string;
   events: EventType[];
   secret?: string | undefined;
 }
 
-export interface UpdateWebhookInput {
+export interface UpdateWebhookInput extends DeliveryControlInput {
   url?: string | undefined;
   events?: EventType[] | undefined;
+}
+
+export const MAX_RATE_LIMIT = 1000;
+
+/** The schema bounds these for the API; the dashboard's form and the CLI come through here as well. */
+function checkDeliveryControl(input: DeliveryControlInput): void {
+  const limit = input.rate_limit;
+  if (limit !== undefined && limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_RATE_LIMIT)) {
+    throw fieldError('rate_limit', `must be a whole number from 1 to ${MAX_RATE_LIMIT.toLocaleString('en-US')}, or null for no limit`);
+  }
+  if (input.ordering !== undefined && input.ordering !== 'none' && input.ordering !== 'fifo') throw fieldError('ordering', 'must be "none" or "fifo"');
 }
 
 export interface RotateSecretInput {
@@ -74,6 +95,8 @@ export function toWebhook(row: WebhookRow, now: number): Webhook {
     disabled_at: isoOrNull(row.disabled_at),
     disabled_reason: row.disabled_reason,
     previous_secret_expires_at: isoOrNull(previousExpires),
+    rate_limit: row.rate_limit === null ? null : Number(row.rate_limit),
+    ordering: row.ordering,
   };
 }
 
@@ -196,6 +219,7 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
       await requireWritable(store.repos, actor);
       checkUrl(input.url, allowPrivateNetworks);
       if (input.secret !== undefined) checkChosenSecret(input.secret);
+      checkDeliveryControl(input);
       const secret = input.secret ?? generateSecret();
       const events = uniqueEvents(input.events);
       const now = clock.now();
@@ -207,12 +231,20 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
           events: JSON.stringify(events),
           secret: secrets.seal(secret),
           created_at: now,
+          rate_limit: input.rate_limit ?? null,
+          ordering: input.ordering ?? 'none',
         });
         // The secret is never audited; that one was chosen (or generated) is.
         await recordAudit(repos, actor, {
           action: 'webhook.created',
           target: { type: 'webhook', id: inserted.id, label: inserted.url },
-          changes: { url: { old: null, new: input.url }, events: { old: null, new: events }, secret: { old: null, new: input.secret ? 'given' : 'generated' } },
+          changes: {
+            url: { old: null, new: input.url },
+            events: { old: null, new: events },
+            secret: { old: null, new: input.secret ? 'given' : 'generated' },
+            ...(inserted.rate_limit !== null ? { rate_limit: { old: null, new: inserted.rate_limit } } : {}),
+            ...(inserted.ordering !== 'none' ? { ordering: { old: null, new: inserted.ordering } } : {}),
+          },
           at: now,
         });
         return inserted;
@@ -228,8 +260,9 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
     async update(actor: Actor, webhookId: string, input: UpdateWebhookInput): Promise<Webhook> {
       const existing = await changeable(actor, webhookId, () => {
         if (input.url !== undefined) checkUrl(input.url, allowPrivateNetworks);
+        checkDeliveryControl(input);
       });
-      const changes: { url?: string; events?: string } = {};
+      const changes: { url?: string; events?: string; rate_limit?: number | null; ordering?: WebhookOrdering } = {};
       const audit: Record<string, { old: unknown; new: unknown }> = {};
       if (input.url !== undefined && input.url !== existing.url) {
         changes.url = input.url;
@@ -243,12 +276,23 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
           audit.events = { old: before, new: events };
         }
       }
+      if (input.rate_limit !== undefined && input.rate_limit !== existing.rate_limit) {
+        changes.rate_limit = input.rate_limit;
+        audit.rate_limit = { old: existing.rate_limit, new: input.rate_limit };
+      }
+      if (input.ordering !== undefined && input.ordering !== existing.ordering) {
+        changes.ordering = input.ordering;
+        audit.ordering = { old: existing.ordering, new: input.ordering };
+      }
       // Nothing to change answers the object as it is, with no audit row (an idempotent PATCH).
       if (Object.keys(changes).length === 0) return view(existing);
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
         const updated = await repos.webhooks.update(actor.orgId, webhookId, { ...changes, updated_at: now });
         if (!updated) throw errors.notFound('webhook');
+        // Ordering turned off: the deliveries waiting their turn become due at once, as any others. Turned
+        // on, it orders the deliveries of events from then on (those already waiting go out as queued).
+        if (changes.ordering === 'none') await repos.deliveries.releaseOrder(actor.orgId, webhookId, now);
         await recordAudit(repos, actor, { action: 'webhook.updated', target: { type: 'webhook', id: webhookId, label: updated.url }, changes: audit, at: now });
         return updated;
       });

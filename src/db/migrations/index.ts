@@ -12,6 +12,7 @@ import { eventTraceContextMigration } from './009-event-trace-context.js';
 import { webhookTrustMigration } from './010-webhook-trust.js';
 import { sessionFlashMigration } from './011-session-flash.js';
 import { workspaceApiMigration } from './012-workspace-api.js';
+import { deliveryControlMigration } from './013-delivery-control.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -33,6 +34,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '010_webhook_trust': webhookTrustMigration(),
         '011_session_flash': sessionFlashMigration(),
         '012_workspace_api': workspaceApiMigration(),
+        '013_delivery_control': deliveryControlMigration(),
       };
     },
   };

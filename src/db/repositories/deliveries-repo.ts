@@ -24,10 +24,28 @@ const insertAttemptQuery = (
   responseBody: string | null,
   error: string | null,
   outcome: string,
+  heldReason: string | null,
+  heldMs: number | null,
 ) =>
   db
     .insertInto('delivery_attempts')
-    .columns(['id', 'org_id', 'delivery_id', 'attempt_number', 'trigger', 'started_at', 'duration_ms', 'request_headers', 'response_status', 'response_headers', 'response_body', 'error', 'outcome'])
+    .columns([
+      'id',
+      'org_id',
+      'delivery_id',
+      'attempt_number',
+      'trigger',
+      'started_at',
+      'duration_ms',
+      'request_headers',
+      'response_status',
+      'response_headers',
+      'response_body',
+      'error',
+      'outcome',
+      'held_reason',
+      'held_ms',
+    ])
     .expression((eb) =>
       eb
         .selectFrom('deliveries')
@@ -45,11 +63,13 @@ const insertAttemptQuery = (
           eb.val(responseBody).as('response_body'),
           eb.val(error).as('error'),
           eb.val(outcome).as('outcome'),
+          eb.val(heldReason).as('held_reason'),
+          eb.val(heldMs).as('held_ms'),
         ])
         .where('deliveries.id', '=', deliveryId),
     )
     .returning('delivery_attempts.id');
-const insertAttemptRow = prepared(13, insertAttemptQuery);
+const insertAttemptRow = prepared(15, insertAttemptQuery);
 
 const addToHourly = (eb: ExpressionBuilder<OnConflictDatabase<DB, 'delivery_hourly'>, OnConflictTables<'delivery_hourly'>>) => ({
   delivered: eb('delivery_hourly.delivered', '+', eb.ref('excluded.delivered')),
@@ -135,12 +155,15 @@ const claimedQuery = (db: Executor, seq: number, owner: string) =>
       'd.failure_count',
       'd.replay_requested_at',
       'd.test',
+      'd.fifo',
+      'd.created_at',
       'e.body',
       'e.trace_parent',
       'w.url',
       'w.secret',
       'w.secret_previous',
       'w.secret_previous_expires_at',
+      'w.rate_limit',
     ])
     .where('d.seq', '=', seq)
     .where('d.lease_owner', '=', owner);
@@ -165,6 +188,75 @@ const cancelUnsendableQuery = (db: Executor, seq: number, owner: string, now: nu
         ),
       ),
     );
+
+// ---- delivery control (CONTRACT 14): the statements the claim and the completions add for ordered and
+// rate-limited subscriptions only, so an unordered, unlimited subscription's claim runs none of them.
+
+/** How far ahead a claim reserves rate-limited starts: the worker holds those deliveries until their slot. */
+export const RATE_HORIZON_MS = 1000;
+/**
+ * Starts of a rate-limited subscription are spaced 1/R s × 1.025 apart: R in one second exactly would let
+ * network jitter of a millisecond show a receiver R + 1 in some one-second window; this leaves 25 ms.
+ */
+export const rateIntervalUs = (rateLimit: number) => Math.ceil(1_025_000 / rateLimit);
+
+// The subscription's head lease: taken by the claim of its head, so one attempt is in flight whichever
+// worker sends it, even when a head committed out of sequence order on PostgreSQL. It expires with the
+// delivery's lease (a worker killed while sending), and the completion clears it.
+const headLeaseQuery = (db: Executor, webhookId: string, deliveryId: string, expiresAt: number, now: number) =>
+  db
+    .updateTable('webhooks')
+    .set({ fifo_head: deliveryId, fifo_head_expires_at: expiresAt })
+    .where('id', '=', webhookId)
+    .where((eb) => eb.or([eb('fifo_head', 'is', null), eb('fifo_head', '=', deliveryId), eb('fifo_head_expires_at', '<', now)]));
+const headLeaseSqlite = prepared(4, (db, webhookId: string, deliveryId: string, expiresAt: number, now: number) => headLeaseQuery(db, webhookId, deliveryId, expiresAt, now).returning('id'));
+// PostgreSQL: a subscription row another claim or completion has locked is skipped for this cycle rather
+// than waited on (two workers' cycles lock webhook rows in different orders).
+const headLeasePostgres = prepared(4, (db, webhookId: string, deliveryId: string, expiresAt: number, now: number) =>
+  headLeaseQuery(db, webhookId, deliveryId, expiresAt, now)
+    .where('id', 'in', (eb) => eb.selectFrom('webhooks as h').select('h.id').where('h.id', '=', webhookId).forUpdate().skipLocked())
+    .returning('id'),
+);
+const headClearQuery = (db: Executor, webhookId: string, deliveryId: string) =>
+  db.updateTable('webhooks').set({ fifo_head: null, fifo_head_expires_at: null }).where('id', '=', webhookId).where('fifo_head', '=', deliveryId);
+const headClearRow = prepared(2, headClearQuery);
+/** An earlier delivery of the order still pending: the candidate is not the head (literals: the partial index). */
+const earlierPendingQuery = (db: Executor, webhookId: string, seq: number) =>
+  db
+    .selectFrom('deliveries')
+    .select('seq')
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', sql.lit('pending'))
+    .where('fifo', '=', sql.lit(1))
+    .where('seq', '<', seq)
+    .limit(1);
+const earlierPendingRow = prepared(2, earlierPendingQuery);
+/** The order's first pending delivery gets its due time (a head finished, or a replay joined the order). */
+const promoteNextQuery = (db: Executor, webhookId: string, at: number) =>
+  db
+    .updateTable('deliveries')
+    .set({ next_attempt_at: at })
+    .where('seq', '=', (eb) =>
+      eb
+        .selectFrom('deliveries as n')
+        .select('n.seq')
+        .where('n.webhook_id', '=', webhookId)
+        .where('n.status', '=', sql.lit('pending'))
+        .where('n.fifo', '=', sql.lit(1))
+        .orderBy('n.seq')
+        .limit(1),
+    )
+    .where('next_attempt_at', 'is', null);
+const promoteNextRow = prepared(2, promoteNextQuery);
+/** A claimed delivery handed back unsent: not an attempt; it is due again at once. */
+const releaseQuery = (db: Executor, deliveryId: string, owner: string) =>
+  db.updateTable('deliveries').set({ lease_owner: null, lease_expires_at: null }).where('id', '=', deliveryId).where('lease_owner', '=', owner);
+const releaseRow = prepared(2, releaseQuery);
+const rateReadQuery = (db: Executor, webhookId: string) => db.selectFrom('webhooks').select('rate_tat').where('id', '=', webhookId);
+const rateReadSqlite = prepared(1, rateReadQuery);
+const rateReadPostgres = prepared(1, (db, webhookId: string) => rateReadQuery(db, webhookId).forUpdate().skipLocked());
+const rateWriteQuery = (db: Executor, webhookId: string, tat: number) => db.updateTable('webhooks').set({ rate_tat: tat }).where('id', '=', webhookId);
+const rateWriteRow = prepared(2, rateWriteQuery);
 
 /** Why a claimed delivery cannot go out: its subscription is disabled (replayable after enabling), or gone. */
 const unsendableReason = (eb: ExpressionBuilder<DB, 'deliveries'>) =>
@@ -314,6 +406,13 @@ export const queueQueries = {
   streakEnded: streakEndedQuery,
   streakStarted: streakStartedQuery,
   disableDue: disableDueQuery,
+  headLease: headLeaseQuery,
+  headClear: headClearQuery,
+  earlierPending: earlierPendingQuery,
+  promoteNext: promoteNextQuery,
+  release: releaseQuery,
+  rateRead: rateReadQuery,
+  rateWrite: rateWriteQuery,
 };
 
 /** A delivery leased by the worker, with what it needs to send: the event's stored body and the subscription. */
@@ -331,7 +430,12 @@ export interface QueueClaimInput {
   window?: number | undefined;
   excludeWebhooks: string[];
   perWebhookRoom: (webhookId: string) => number;
+  /** Filled with what the controls held back (rate-limited subscriptions and their next free start). */
+  controls?: ClaimControls | undefined;
 }
+
+/** A claimed delivery as the queue loads it, before the controls decide whether it goes out now. */
+export type LoadedDelivery = ClaimedDelivery & { seq: number; next_attempt_at: number | null };
 
 export interface ClaimedDelivery {
   id: string;
@@ -352,12 +456,29 @@ export interface ClaimedDelivery {
   secret: string;
   secret_previous: string | null;
   secret_previous_expires_at: number | null;
+  /** 1: in its subscription's order (CONTRACT 14). */
+  fifo: number;
+  created_at: number;
+  /** The subscription's attempts per second; null: no limit. */
+  rate_limit: number | null;
+  /** When it was due (the claim reads it; rate-limited waits are measured from it). */
+  next_attempt_at?: number | null;
+  /** Its reserved start (ms) under the subscription's rate limit; absent: at once. */
+  not_before?: number;
+}
+
+/** What the controls decided in one claim, besides the deliveries that go out. */
+export interface ClaimControls {
+  /** Rate-limited subscriptions with no slot inside the horizon: their next free start (ms). */
+  throttled: Record<string, number>;
 }
 
 export interface AttemptCompletion {
-  attempt: Omit<DeliveryAttemptRow, 'seq'>;
+  attempt: Omit<DeliveryAttemptRow, 'seq' | 'held_reason' | 'held_ms'> & Partial<Pick<DeliveryAttemptRow, 'held_reason' | 'held_ms'>>;
   /** The delivery's subscription, for the hourly roll-up. */
   webhookId: string;
+  /** In its subscription's order: finishing it clears the head lease and, when final, promotes the next. */
+  fifo?: boolean;
   /** The delivery row's new state; applied only while the lease is still ours and it is still pending. */
   delivery: Pick<DeliveryRow, 'status' | 'attempt_count' | 'failure_count' | 'next_attempt_at' | 'last_status_code' | 'last_error'>;
 }
@@ -423,6 +544,58 @@ export interface PruneCutoffs {
  */
 export function deliveriesRepository(ctx: RepoContext) {
   const { db, dialect } = ctx;
+
+  /**
+   * CONTRACT 14 at claim time, for the loaded rows of ordered or rate-limited subscriptions (the others
+   * pass untouched). An ordered delivery goes only as its subscription's head: the first of the order
+   * still pending, with the head lease. A rate-limited one goes with a reserved start inside the horizon,
+   * spaced by the subscription's interval from every other start (rate_tat, read and moved under a row
+   * lock, so all workers share it). What does not go is handed back unsent, due as before.
+   */
+  async function applyControls(rows: LoadedDelivery[], owner: string, now: number, expiresAt: number, controls: ClaimControls | undefined): Promise<LoadedDelivery[]> {
+    const going: LoadedDelivery[] = [];
+    const nowUs = now * 1000;
+    const horizonUs = nowUs + RATE_HORIZON_MS * 1000;
+    /** Per rate-limited subscription: the next free start (µs), once read under its row lock; null: locked elsewhere. */
+    const tats = new Map<string, number | null>();
+    for (const row of rows) {
+      let head = false;
+      if (row.fifo === 1) {
+        const leased = (await (dialect === 'postgres' ? headLeasePostgres : headLeaseSqlite).all(ctx, row.webhook_id, row.id, expiresAt, now)).length > 0;
+        if (leased && (await earlierPendingRow.all(ctx, row.webhook_id, row.seq)).length > 0) {
+          // Not the first of its order (it committed out of sequence): the first goes before it.
+          await headClearRow.all(ctx, row.webhook_id, row.id);
+          await promoteNextRow.all(ctx, row.webhook_id, now);
+        } else head = leased;
+        if (!head) {
+          await releaseRow.all(ctx, row.id, owner);
+          continue;
+        }
+      }
+      if (row.rate_limit !== null) {
+        let tat = tats.get(row.webhook_id);
+        if (tat === undefined) {
+          const read = await (dialect === 'postgres' ? rateReadPostgres : rateReadSqlite).first(ctx, row.webhook_id);
+          tat = read === undefined ? null : Number(read.rate_tat ?? 0);
+          tats.set(row.webhook_id, tat);
+        }
+        const start = tat === null ? Infinity : Math.max(tat, nowUs);
+        if (start > horizonUs) {
+          await releaseRow.all(ctx, row.id, owner);
+          if (head) await headClearRow.all(ctx, row.webhook_id, row.id);
+          if (controls) controls.throttled[row.webhook_id] = start === Infinity ? now + 50 : Math.ceil(start / 1000);
+          continue;
+        }
+        tats.set(row.webhook_id, start + rateIntervalUs(row.rate_limit));
+        row.not_before = start / 1000;
+      }
+      going.push(row);
+    }
+    for (const [webhookId, tat] of tats) {
+      if (tat !== null) await rateWriteRow.all(ctx, webhookId, tat);
+    }
+    return going;
+  }
 
   /** Adds attempts to the hourly roll-up (in the transaction that records them). */
   async function addHourly(counts: readonly HourlyCount[]): Promise<void> {
@@ -564,7 +737,8 @@ export function deliveriesRepository(ctx: RepoContext) {
     async requestReplay(orgId: string, deliveryId: string, at: number): Promise<boolean> {
       const result = await db
         .updateTable('deliveries')
-        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at, cancel_reason: null })
+        // One replay stands outside its subscription's order (CONTRACT 14): it neither waits nor holds others.
+        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at, cancel_reason: null, fifo: 0 })
         .where('org_id', '=', orgId)
         .where('id', '=', deliveryId)
         .where((eb) => eb.or([eb('status', 'in', ['delivered', 'failed']), eb.and([eb('status', '=', 'cancelled'), eb('cancel_reason', '=', 'subscription_disabled')])]))
@@ -620,16 +794,31 @@ export function deliveriesRepository(ctx: RepoContext) {
     },
 
     /** Re-queues those of `deliveryIds` that are still replayable (failed, or cancelled while disabled); returns the ids re-queued. */
-    async requestReplayOfFailed(orgId: string, deliveryIds: readonly string[], at: number): Promise<string[]> {
+    async requestReplayOfFailed(orgId: string, deliveryIds: readonly string[], at: number, ordered?: { webhookId: string }): Promise<string[]> {
       if (deliveryIds.length === 0) return [];
+      // An ordered subscription's bulk replay rejoins its order, in the original order: the deliveries wait
+      // with no due time and the first pending one of the order is promoted, as a finished head would.
       const rows = await db
         .updateTable('deliveries')
-        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at, cancel_reason: null })
+        .set({
+          status: 'pending',
+          next_attempt_at: ordered ? null : at,
+          replay_requested_at: at,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: at,
+          cancel_reason: null,
+          fifo: ordered ? 1 : 0,
+        })
         .where('org_id', '=', orgId)
         .where('id', 'in', deliveryIds)
+        .$if(ordered !== undefined, (qb) => qb.where('webhook_id', '=', ordered!.webhookId))
         .where((eb) => eb.or([eb('status', '=', 'failed'), eb.and([eb('status', '=', 'cancelled'), eb('cancel_reason', '=', 'subscription_disabled')])]))
         .returning('id')
         .execute();
+      // The order's first pending delivery becomes due; a later one already due, or one in flight, yields
+      // to it at its claim (the claim's head rule), so the replayed ones go first, in their order.
+      if (ordered && rows.length > 0) await promoteNextRow.all(ctx, ordered.webhookId, at);
       if (ctx.unit) ctx.unit.workCreated += rows.length;
       return rows.map((r) => r.id);
     },
@@ -680,7 +869,7 @@ export function deliveriesRepository(ctx: RepoContext) {
       }
       if (seqsLeased.length === 0) return [];
       // The subscription is checked and its secret read here, at claim time, the instant before sending.
-      const rows: (ClaimedDelivery & { seq: number; next_attempt_at: number | null })[] = [];
+      const rows: LoadedDelivery[] = [];
       for (const seq of seqsLeased) {
         const row = await claimedRow.first(ctx, seq, owner);
         if (row) rows.push(row);
@@ -697,7 +886,52 @@ export function deliveriesRepository(ctx: RepoContext) {
           .where('lease_owner', '=', owner)
           .execute();
       }
-      return rows.map(({ seq: _seq, next_attempt_at: _next, ...row }) => row);
+      const going = rows.some((r) => r.fifo === 1 || r.rate_limit !== null) ? await applyControls(rows, owner, now, now + leaseMs, input.controls) : rows;
+      return going.map(({ seq: _seq, ...row }) => row);
+    },
+
+    /** Claimed deliveries the worker did not send (a start it reached too late): unleased, due as before, and no attempt. */
+    async handBack(deliveryIds: readonly { id: string; webhookId: string; fifo: boolean }[], owner: string): Promise<void> {
+      for (const d of deliveryIds) {
+        await releaseRow.all(ctx, d.id, owner);
+        if (d.fifo) await headClearRow.all(ctx, d.webhookId, d.id);
+      }
+    },
+
+    /**
+     * PostgreSQL's safety net for the order: a head that finished while a new delivery of its subscription
+     * was being committed (each unseen by the other) leaves the order with no due time. This gives the
+     * first pending delivery of every ordered subscription its due time, where it has none. SQLite never
+     * needs it: its writes are one at a time, so each sees the other.
+     */
+    async promoteStalledHeadsAcrossOrgs(now: number): Promise<number> {
+      const result = await db
+        .updateTable('deliveries')
+        .set({ next_attempt_at: now })
+        .where('next_attempt_at', 'is', null)
+        .where('status', '=', sql.lit('pending'))
+        .where('fifo', '=', sql.lit(1))
+        .where('seq', 'in', (eb) =>
+          eb.selectFrom('deliveries as h').select((h) => h.fn.min('h.seq').as('seq')).where('h.status', '=', sql.lit('pending')).where('h.fifo', '=', sql.lit(1)).groupBy('h.webhook_id'),
+        )
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    /** Ordering turned off: the subscription's waiting deliveries are due at once, as any unordered ones. */
+    async releaseOrder(orgId: string, webhookId: string, at: number): Promise<number> {
+      const result = await db
+        .updateTable('deliveries')
+        .set((eb) => ({ fifo: 0, next_attempt_at: eb.fn.coalesce('next_attempt_at', eb.val(at)) }))
+        .where('org_id', '=', orgId)
+        .where('webhook_id', '=', webhookId)
+        .where('status', '=', sql.lit('pending'))
+        .where('fifo', '=', sql.lit(1))
+        .executeTakeFirst();
+      await db.updateTable('webhooks').set({ fifo_head: null, fifo_head_expires_at: null }).where('org_id', '=', orgId).where('id', '=', webhookId).execute();
+      const released = Number(result.numUpdatedRows);
+      if (released > 0 && ctx.unit) ctx.unit.workCreated += released;
+      return released;
     },
 
     /**
@@ -710,10 +944,14 @@ export function deliveriesRepository(ctx: RepoContext) {
       const recorded: AttemptCompletion[] = [];
       for (const completion of completions) {
         const { attempt: a, delivery: d } = completion;
-        const inserted = await insertAttemptRow.all(ctx, a.id, a.org_id, a.delivery_id, a.attempt_number, a.trigger, a.started_at, a.duration_ms, a.request_headers, a.response_status, a.response_headers, a.response_body, a.error, a.outcome);
+        const inserted = await insertAttemptRow.all(ctx, a.id, a.org_id, a.delivery_id, a.attempt_number, a.trigger, a.started_at, a.duration_ms, a.request_headers, a.response_status, a.response_headers, a.response_body, a.error, a.outcome, a.held_reason ?? null, a.held_ms ?? null);
         if (inserted.length === 0) continue;
         recorded.push(completion);
         await completeDeliveryRow.all(ctx, a.delivery_id, owner, d.status, d.attempt_count, d.failure_count, d.next_attempt_at, d.last_status_code, d.last_error, at);
+        if (completion.fifo) {
+          await headClearRow.all(ctx, completion.webhookId, a.delivery_id);
+          if (d.status !== 'pending') await promoteNextRow.all(ctx, completion.webhookId, at);
+        }
       }
       await addHourly(hourlyCounts(recorded));
       for (const u of streakUpdates(recorded, disableAfterMs)) {

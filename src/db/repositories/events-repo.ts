@@ -14,7 +14,12 @@ const raw = <R>(db: Executor, query: RawBuilder<R>): Compilable<R> => ({ compile
 // that replaying failed deliveries after enabling it sends the events it missed. Literals: one SQL text.
 const deliveryStatus = sql`case when w_status = 'active' then 'pending' else 'cancelled' end`;
 const cancelReason = sql`case when w_status = 'active' then null else 'subscription_disabled' end`;
-const nextAttempt = (at: RawBuilder<unknown>) => sql`case when w_status = 'active' then ${at} else null end`;
+// An ordered subscription's delivery (CONTRACT 14) waits with no due time while an earlier one is pending:
+// only the head of the order is in the queue's scan, and finishing it promotes the next (deliveries-repo).
+// The literals match deliveries_fifo_idx's predicate, so the check is one probe of that index.
+const nextAttempt = (at: RawBuilder<unknown>, webhookId: RawBuilder<unknown>) =>
+  sql`case when w_status <> 'active' then null when w_ordering = 'fifo' and exists (select 1 from deliveries x where x.webhook_id = ${webhookId} and x.status = 'pending' and x.fifo = 1) then null else ${at} end`;
+const fifoFlag = sql`case when w_ordering = 'fifo' then 1 else 0 end`;
 
 /**
  * PostgreSQL: the event, the subscriptions listening to its type and their pending deliveries in one
@@ -32,14 +37,14 @@ const recordPostgres = prepared(
       sql<{ matched: number; overflow: string[] | null }>`with inserted_event as (
   insert into events (id, org_id, type, body, occurred_at, trace_parent) values (${id}, ${orgId}, ${type}, ${body}, ${occurredAt}, ${traceParent})
 ), listening as (
-  select id, seq, status from webhooks where org_id = ${orgId} and events::jsonb ? ${type} for share
+  select id, seq, status, ordering from webhooks where org_id = ${orgId} and events::jsonb ? ${type} for share
 ), numbered as (
-  select id, status as w_status, row_number() over (order by seq)::int as n from listening
+  select id, status as w_status, ordering as w_ordering, row_number() over (order by seq)::int as n from listening
 ), ids as (
   select cast(${deliveryIds} as text[]) as a
 ), fan_out as (
-  insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at, cancel_reason)
-  select ids.a[n], ${orgId}, ${id}, numbered.id, ${type}, ${deliveryStatus}, 0, 0, ${nextAttempt(sql`cast(${occurredAt} as bigint)`)}, cast(${occurredAt} as bigint), cast(${occurredAt} as bigint), ${cancelReason}
+  insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at, cancel_reason, fifo)
+  select ids.a[n], ${orgId}, ${id}, numbered.id, ${type}, ${deliveryStatus}, 0, 0, ${nextAttempt(sql`cast(${occurredAt} as bigint)`, sql`numbered.id`)}, cast(${occurredAt} as bigint), cast(${occurredAt} as bigint), ${cancelReason}, ${fifoFlag}
   from numbered, ids where n <= cardinality(ids.a) order by n
 )
 select count(*) as matched, array_agg(numbered.id order by n) filter (where n > cardinality(ids.a)) as overflow from numbered, ids`,
@@ -52,15 +57,15 @@ select count(*) as matched, array_agg(numbered.id order by n) filter (where n > 
  * SQLite's write lock, so the subscriptions cannot change in between.
  */
 const listeningSqlite = (db: Executor, orgId: string, type: string) =>
-  sql`select id, status as w_status, row_number() over (order by seq) as n from webhooks
+  sql`select id, status as w_status, ordering as w_ordering, row_number() over (order by seq) as n from webhooks
   where org_id = ${orgId} and exists (select 1 from json_each(webhooks.events) where json_each.value = ${type})`;
 const fanOutSqlite = prepared(
   5,
   (db, orgId: string, eventId: string, type: string, occurredAt: number, deliveryIds: string) =>
     raw(
       db,
-      sql<{ webhook_id: string }>`insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at, cancel_reason)
-select json_extract(${deliveryIds}, '$[' || (n - 1) || ']'), ${orgId}, ${eventId}, listening.id, ${type}, ${deliveryStatus}, 0, 0, ${nextAttempt(sql`${occurredAt}`)}, ${occurredAt}, ${occurredAt}, ${cancelReason}
+      sql<{ webhook_id: string }>`insert into deliveries (id, org_id, event_id, webhook_id, event_type, status, attempt_count, failure_count, next_attempt_at, created_at, updated_at, cancel_reason, fifo)
+select json_extract(${deliveryIds}, '$[' || (n - 1) || ']'), ${orgId}, ${eventId}, listening.id, ${type}, ${deliveryStatus}, 0, 0, ${nextAttempt(sql`${occurredAt}`, sql`listening.id`)}, ${occurredAt}, ${occurredAt}, ${cancelReason}, ${fifoFlag}
 from (${listeningSqlite(db, orgId, type)}) as listening where n <= json_array_length(${deliveryIds}) order by n
 returning webhook_id`,
     ),
@@ -87,7 +92,7 @@ function remember(key: string, listeners: number): void {
   listenerHints.set(key, listeners);
 }
 
-type NewDelivery = Omit<DeliveryRow, 'seq' | 'replay_requested_at'>;
+type NewDelivery = Omit<DeliveryRow, 'seq' | 'replay_requested_at' | 'fifo'> & { fifo?: number };
 
 export function eventsRepository(ctx: RepoContext) {
   const { db } = ctx;
@@ -117,11 +122,24 @@ export function eventsRepository(ctx: RepoContext) {
   /** Subscriptions beyond the ids generated up front (rare: see listenerHints). */
   async function insertMore(event: Omit<EventRow, 'seq' | 'test'>, webhookIds: string[], newDeliveryId: () => string): Promise<void> {
     if (webhookIds.length === 0) return;
-    const rows = await db.selectFrom('webhooks').select(['id', 'status']).where('org_id', '=', event.org_id).where('id', 'in', webhookIds).execute();
-    const active = new Map(rows.map((r) => [r.id, r.status === 'active']));
+    const rows = await db.selectFrom('webhooks').select(['id', 'status', 'ordering']).where('org_id', '=', event.org_id).where('id', 'in', webhookIds).execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const ordered = rows.filter((r) => r.ordering === 'fifo').map((r) => r.id);
+    const waiting = new Set(
+      ordered.length === 0
+        ? []
+        : (await db.selectFrom('deliveries').select('webhook_id').distinct().where('webhook_id', 'in', ordered).where('status', '=', sql.lit('pending')).where('fifo', '=', sql.lit(1)).execute()).map((r) => r.webhook_id),
+    );
     await db
       .insertInto('deliveries')
-      .values(webhookIds.map((webhookId) => pendingDelivery(event, newDeliveryId(), webhookId, active.get(webhookId) ?? true)))
+      .values(
+        webhookIds.map((webhookId) => {
+          const webhook = byId.get(webhookId);
+          const row = pendingDelivery(event, newDeliveryId(), webhookId, (webhook?.status ?? 'active') === 'active');
+          if (webhook?.ordering !== 'fifo') return row;
+          return { ...row, fifo: 1, next_attempt_at: waiting.has(webhookId) ? null : row.next_attempt_at };
+        }),
+      )
       .execute();
   }
 
@@ -218,6 +236,8 @@ export function eventsRepository(ctx: RepoContext) {
         .where('webhook_id', '=', webhookId)
         .where('status', '=', 'pending')
         .executeTakeFirst();
+      // An ordered subscription's head lease goes with its deliveries.
+      await db.updateTable('webhooks').set({ fifo_head: null, fifo_head_expires_at: null }).where('org_id', '=', orgId).where('id', '=', webhookId).where('fifo_head', 'is not', null).execute();
       return Number(result.numUpdatedRows);
     },
   };

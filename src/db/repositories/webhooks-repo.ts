@@ -51,7 +51,7 @@ export function webhooksRepository(ctx: RepoContext) {
     async enable(orgId: string, webhookId: string, at: number): Promise<WebhookRow | undefined> {
       return db
         .updateTable('webhooks')
-        .set({ status: 'active', failing_since: null, failing_mail_at: null, disabled_at: null, disabled_reason: null, disabled_notified_at: null, updated_at: at })
+        .set({ status: 'active', failing_since: null, failing_mail_at: null, disabled_at: null, disabled_reason: null, disabled_notified_at: null, updated_at: at, fifo_head: null, fifo_head_expires_at: null })
         .where('org_id', '=', orgId)
         .where('id', '=', webhookId)
         .where('status', '=', 'disabled')

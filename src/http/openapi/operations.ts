@@ -47,6 +47,8 @@ const webhook = {
   disabled_at: null,
   disabled_reason: null,
   previous_secret_expires_at: null,
+  rate_limit: null,
+  ordering: 'none',
 };
 
 const delivery = {
@@ -249,8 +251,8 @@ export const operationDocs: Record<string, OperationDocs> = {
   getWebhook: { response: 'The subscription, never its secret.', example: webhook },
   updateWebhook: {
     response: 'The subscription as changed.',
-    request: { url: 'https://hooks.example.com/v2/workspace', events: ['project.created', 'task.assigned'] },
-    example: { ...webhook, url: 'https://hooks.example.com/v2/workspace', events: ['project.created', 'task.assigned'] },
+    request: { url: 'https://hooks.example.com/v2/workspace', events: ['project.created', 'task.assigned'], rate_limit: 50, ordering: 'fifo' },
+    example: { ...webhook, url: 'https://hooks.example.com/v2/workspace', events: ['project.created', 'task.assigned'], rate_limit: 50, ordering: 'fifo' },
   },
   rotateWebhookSecret: {
     response: 'The new secret, shown this once, and when the previous one stops signing.',

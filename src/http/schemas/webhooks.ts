@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../../services/events.js';
-import { DEFAULT_PREVIOUS_EXPIRES_IN, MAX_PREVIOUS_EXPIRES_IN } from '../../services/webhooks-service.js';
-import { ListEnvelope, PageQuery, Timestamp } from './common.js';
+import { DEFAULT_PREVIOUS_EXPIRES_IN, MAX_PREVIOUS_EXPIRES_IN, MAX_RATE_LIMIT } from '../../services/webhooks-service.js';
+import { ListEnvelope, Nullable, PageQuery, Timestamp } from './common.js';
 
 const EventName = Type.Union(EVENT_TYPES.map((name) => Type.Literal(name)), { title: 'EventType' });
 
@@ -22,6 +22,15 @@ const webhookFields = {
     description: 'Extension: `failing` (every attempt failed for WEBHOOK_DISABLE_AFTER) or `gone` (the endpoint answered 410 Gone); null while active.',
   }),
   previous_secret_expires_at: NullableTime('Extension: until when a rotated-out secret still signs beside the current one; null when none does.'),
+  rate_limit: Nullable(Type.Integer({ minimum: 1, maximum: MAX_RATE_LIMIT }), {
+    description:
+      'Extension (CONTRACT 14): attempts started to this subscription in any one-second window, across every worker; the rest wait their turn (not failed, not counted as attempts). null: no limit.',
+    examples: [50],
+  }),
+  ordering: Type.Union([Type.Literal('none'), Type.Literal('fifo')], {
+    description:
+      'Extension (CONTRACT 14): `fifo` sends one attempt at a time, in the order the events were committed; a failing delivery holds the later ones through its retries. Replays and test events stand outside the order.',
+  }),
 };
 
 export const Webhook = Type.Object(webhookFields, { $id: 'Webhook', title: 'Webhook' });
@@ -48,6 +57,8 @@ export const CreatedWebhook = Type.Object(
     disabled_at: webhookFields.disabled_at,
     disabled_reason: webhookFields.disabled_reason,
     previous_secret_expires_at: webhookFields.previous_secret_expires_at,
+    rate_limit: webhookFields.rate_limit,
+    ordering: webhookFields.ordering,
   },
   { $id: 'CreatedWebhook', title: 'CreatedWebhook' },
 );
@@ -68,13 +79,18 @@ const Url = Type.String({
 
 const Events = Type.Array(EventName, { minItems: 1, description: 'At least one event name; duplicates are dropped.' });
 
+const deliveryControl = {
+  rate_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: MAX_RATE_LIMIT }), { description: webhookFields.rate_limit.description!, examples: [50] })),
+  ordering: Type.Optional(webhookFields.ordering),
+};
+
 export const CreateWebhookBody = Type.Object(
-  { url: Url, events: Events, secret: Type.Optional(Secret) },
+  { url: Url, events: Events, secret: Type.Optional(Secret), ...deliveryControl },
   { additionalProperties: false, title: 'CreateWebhookRequest' },
 );
 
 export const UpdateWebhookBody = Type.Object(
-  { url: Type.Optional(Url), events: Type.Optional(Events) },
+  { url: Type.Optional(Url), events: Type.Optional(Events), ...deliveryControl },
   {
     additionalProperties: false,
     minProperties: 1,
