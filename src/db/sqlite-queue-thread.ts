@@ -4,7 +4,7 @@ import type { Compilable, Kysely } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HOUR_MS } from '../lib/time.js';
 import type { DeliveryQueue, HandBack, QueueClaim } from './delivery-queue-contract.js';
-import { queueQueries, RATE_HORIZON_MS, streakUpdates, type AttemptCompletion, type LoadedDelivery } from './repositories/deliveries-repo.js';
+import { queueQueries, RATE_HORIZON_MS, RATE_MARGIN_MS, streakUpdates, type AttemptCompletion, type LoadedDelivery } from './repositories/deliveries-repo.js';
 import type { DB } from './schema.js';
 
 /**
@@ -84,8 +84,9 @@ interface CycleRequest {
     /** Room of the subscriptions that have attempts under way; any other has `defaultRoom`. */
     rooms: [string, number][];
     defaultRoom: number;
-    /** RATE_HORIZON_MS. */
+    /** RATE_HORIZON_MS and RATE_MARGIN_MS. */
     horizonMs: number;
+    marginMs: number;
   } | null;
 }
 
@@ -230,7 +231,7 @@ function queueThreadMain(load: NodeRequire): void {
                 throttled[row.webhook_id] = Math.ceil(start / 1000);
                 continue;
               }
-              tats.set(row.webhook_id, start + Math.ceil(1_025_000 / row.rate_limit));
+              tats.set(row.webhook_id, start + Math.ceil(((1000 + claim.marginMs) * 1000) / row.rate_limit));
               row.not_before = start / 1000;
             }
             going.push(row);
@@ -422,6 +423,7 @@ export function threadDeliveryQueue(db: Kysely<DB>, options: ThreadQueueOptions,
         rooms: claim.busyWebhooks.map((id) => [id, claim.perWebhookRoom(id)]),
         defaultRoom: claim.defaultRoom,
         horizonMs: RATE_HORIZON_MS,
+        marginMs: RATE_MARGIN_MS,
       },
     };
   }

@@ -112,7 +112,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
   const { config, store, clock, logger, dispatcher, tracing } = deps;
   const queue = deps.queue ?? storeDeliveryQueue(store, { disableAfterMs: config.webhookDisableAfterMs });
   const box = deps.secrets ?? createSecretBox([]);
-  const owner = tuning.workerId ?? `wkr_${randomBytes(8).toString('hex')}`;
+  // The process id in the lease names the process holding a delivery (an operator's `ps`, a crash test).
+  const owner = tuning.workerId ?? `wkr_${process.pid}_${randomBytes(6).toString('hex')}`;
   const pollMs = tuning.pollIntervalMs ?? 1000;
   const leaseMs = tuning.leaseMs ?? 2 * config.webhookTimeoutMs + 5_000;
   const batchSize = tuning.claimBatchSize ?? 100;

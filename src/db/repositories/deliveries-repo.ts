@@ -195,10 +195,13 @@ const cancelUnsendableQuery = (db: Executor, seq: number, owner: string, now: nu
 /** How far ahead a claim reserves rate-limited starts: the worker holds those deliveries until their slot. */
 export const RATE_HORIZON_MS = 1000;
 /**
- * Starts of a rate-limited subscription are spaced 1/R s × 1.025 apart: R in one second exactly would let
- * network jitter of a millisecond show a receiver R + 1 in some one-second window; this leaves 25 ms.
+ * Starts of a rate-limited subscription are spaced (1 s + RATE_MARGIN_MS) / R apart, so any R + 1 of them
+ * span more than a second by this margin: starts spaced exactly 1/R s would let a millisecond of network
+ * jitter show a receiver R + 1 in some one-second window. The margin absorbs the late start the worker
+ * allows (LATE_START_MS) and the rest of a new TLS connection's handshake on a busy host.
  */
-export const rateIntervalUs = (rateLimit: number) => Math.ceil(1_025_000 / rateLimit);
+export const RATE_MARGIN_MS = 40;
+export const rateIntervalUs = (rateLimit: number) => Math.ceil(((1000 + RATE_MARGIN_MS) * 1000) / rateLimit);
 
 // The subscription's head lease: taken by the claim of its head, so one attempt is in flight whichever
 // worker sends it, even when a head committed out of sequence order on PostgreSQL. It expires with the
@@ -981,6 +984,8 @@ export function deliveriesRepository(ctx: RepoContext) {
         .set({ lease_owner: null, lease_expires_at: null })
         .where('lease_owner', 'is not', null)
         .executeTakeFirst();
+      // So do the ordered subscriptions' head leases: the head is still the first of its order.
+      await db.updateTable('webhooks').set({ fifo_head: null, fifo_head_expires_at: null }).where('fifo_head', 'is not', null).execute();
       return Number(result.numUpdatedRows);
     },
 

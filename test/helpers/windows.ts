@@ -1,0 +1,21 @@
+/**
+ * The most of `times` (ms, any order) in any window [t, t + windowMs): with the default, what a receiver
+ * counting per second sees.
+ */
+export function busiestSecond(times: readonly number[], windowMs = 1000): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end++) {
+    while (sorted[end]! - sorted[start]! >= windowMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}
+
+/**
+ * The network's share of a receiver's count: two requests started a second apart may arrive up to this much
+ * closer (a new TLS connection's handshake, a busy host), which the sender's spacing leaves room for
+ * (RATE_MARGIN_MS). Arrival windows are checked this much shorter than a second.
+ */
+export const ARRIVAL_JITTER_MS = 40;
