@@ -314,7 +314,7 @@ describe.each(testDialects())('delivery history API (%s)', (dialect) => {
 
     it('answers each item with its state, last attempt and replay marker', async () => {
       const byId = new Map<string, Record<string, unknown>>((await list(hook)).body.data.map((d: { id: string }) => [d.id, d]));
-      const keys = ['id', 'event_id', 'event_type', 'webhook_id', 'status', 'attempts', 'next_attempt_at', 'last_status_code', 'last_error', 'last_attempt_at', 'replayed', 'test', 'cancel_reason', 'created_at', 'updated_at'];
+      const keys = ['id', 'event_id', 'event_type', 'webhook_id', 'status', 'attempts', 'next_attempt_at', 'last_status_code', 'last_error', 'last_attempt_at', 'replayed', 'test', 'cancel_reason', 'waiting', 'created_at', 'updated_at'];
       for (const item of byId.values()) expect(Object.keys(item).sort()).toEqual([...keys].sort());
       expect(byId.get(rows[0]!.id)).toEqual({
         id: rows[0]!.id,

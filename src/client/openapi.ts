@@ -1069,6 +1069,8 @@ export interface components {
             test: boolean;
             /** @description Why a cancelled delivery was cancelled; null for the other states. `subscription_disabled` ones are sent again by replay-failed once the subscription is enabled. */
             cancel_reason: "subscription_disabled" | "subscription_deleted" | null;
+            /** @description Extension (CONTRACT 14): why a pending delivery is not on the wire yet. `order`: earlier deliveries of its ordered (fifo) subscription go first; `rate_limit`: it is due and waits for a free start under the subscription's rate_limit. null otherwise. */
+            waiting: "order" | "rate_limit" | null;
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -1107,6 +1109,10 @@ export interface components {
             response_body: string | null;
             /** @description Why the attempt failed: HTTP status, network, TLS, timeout or SSRF refusal. */
             error: string | null;
+            /** @description Extension (CONTRACT 14): why this attempt started later than it was due (`rate_limit`), or after earlier deliveries of its order (`order`); null when it was not held. */
+            held_reason: "order" | "rate_limit" | null;
+            /** @description How long it was held, in milliseconds; null when it was not. */
+            held_ms: number | null;
         };
         /** DeliveryDetail */
         DeliveryDetail: {
@@ -1131,6 +1137,8 @@ export interface components {
             test: boolean;
             /** @description Why a cancelled delivery was cancelled; null for the other states. `subscription_disabled` ones are sent again by replay-failed once the subscription is enabled. */
             cancel_reason: "subscription_disabled" | "subscription_deleted" | null;
+            /** @description Extension (CONTRACT 14): why a pending delivery is not on the wire yet. `order`: earlier deliveries of its ordered (fifo) subscription go first; `rate_limit`: it is due and waits for a free start under the subscription's rate_limit. null otherwise. */
+            waiting: "order" | "rate_limit" | null;
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -3063,6 +3071,7 @@ export interface operations {
                      *           "replayed": false,
                      *           "test": false,
                      *           "cancel_reason": null,
+                     *           "waiting": null,
                      *           "created_at": "2026-11-22T09:30:00.000Z",
                      *           "updated_at": "2026-11-22T10:05:12.345Z"
                      *         }
@@ -3118,6 +3127,7 @@ export interface operations {
                      *       "replayed": false,
                      *       "test": false,
                      *       "cancel_reason": null,
+                     *       "waiting": null,
                      *       "created_at": "2026-11-22T09:30:00.000Z",
                      *       "updated_at": "2026-11-22T10:05:12.345Z",
                      *       "payload": "{\"event\":\"project.created\",\"timestamp\":\"2026-11-22T09:30:00.000Z\",\"data\":{\"project_id\":\"proj_40zapspamjlk10kmts7pcdbq\",\"name\":\"Apollo\",\"description\":\"Guidance computer, second revision\",\"status\":\"active\",\"created_at\":\"2026-11-22T09:30:00.000Z\",\"updated_at\":\"2026-11-22T09:30:00.000Z\"}}",
@@ -3141,7 +3151,9 @@ export interface operations {
                      *             "date": "Sun, 22 Nov 2026 10:05:12 GMT"
                      *           },
                      *           "response_body": "",
-                     *           "error": null
+                     *           "error": null,
+                     *           "held_reason": null,
+                     *           "held_ms": null
                      *         }
                      *       ]
                      *     }
@@ -3198,6 +3210,7 @@ export interface operations {
                      *       "replayed": true,
                      *       "test": false,
                      *       "cancel_reason": null,
+                     *       "waiting": null,
                      *       "created_at": "2026-11-22T09:30:00.000Z",
                      *       "updated_at": "2026-11-22T10:05:12.345Z"
                      *     }

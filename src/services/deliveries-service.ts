@@ -1,7 +1,7 @@
 import { errors, fieldError } from '../errors.js';
 import { toIso, type Clock } from '../lib/time.js';
 import type { HistoryFilter, HistoryPosition, HistoryState } from '../db/repositories/deliveries-repo.js';
-import type { DeliveryAttemptRow, DeliveryRow } from '../db/schema.js';
+import type { DeliveryAttemptRow, DeliveryRow, WebhookRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
@@ -42,9 +42,14 @@ export interface Delivery {
   test: boolean;
   /** Why a cancelled delivery was cancelled: `subscription_disabled` (replayable once enabled) or `subscription_deleted`. */
   cancel_reason: CancelReason | null;
+  /** Why a pending delivery is not on the wire yet (CONTRACT 14): earlier ones of its order, or the rate limit. */
+  waiting: WaitingReason | null;
   created_at: string;
   updated_at: string;
 }
+
+/** order: an ordered subscription's earlier deliveries go first; rate_limit: due, and held for a free start. */
+export type WaitingReason = 'order' | 'rate_limit';
 
 export interface DeliveryAttempt {
   id: string;
@@ -59,6 +64,9 @@ export interface DeliveryAttempt {
   /** The first 64 KiB of the response body. */
   response_body: string | null;
   error: string | null;
+  /** Why the attempt started later than it was due (CONTRACT 14), and by how much. */
+  held_reason: WaitingReason | null;
+  held_ms: number | null;
 }
 
 export interface DeliveryDetail extends Delivery {
@@ -73,7 +81,20 @@ export function historyState(row: Pick<DeliveryRow, 'status' | 'failure_count' |
   return row.failure_count > 0 && row.replay_requested_at === null ? 'retrying' : 'pending';
 }
 
-export function toDelivery(row: DeliveryRow, summary?: { lastAttemptAt: number; replayed: boolean }): Delivery {
+/** What a delivery's waiting depends on beyond its row: its subscription's rate limit, and the time. */
+export interface WaitingContext {
+  rateLimited: boolean;
+  now: number;
+}
+
+function waitingOf(row: DeliveryRow, context: WaitingContext | undefined): WaitingReason | null {
+  if (row.status !== 'pending') return null;
+  if (row.next_attempt_at === null) return row.fifo === 1 ? 'order' : null;
+  const leased = row.lease_expires_at !== null && row.lease_expires_at >= (context?.now ?? 0);
+  return context?.rateLimited && !leased && row.next_attempt_at <= context.now ? 'rate_limit' : null;
+}
+
+export function toDelivery(row: DeliveryRow, summary?: { lastAttemptAt: number; replayed: boolean }, context?: WaitingContext): Delivery {
   return {
     id: row.id,
     event_id: row.event_id,
@@ -88,6 +109,7 @@ export function toDelivery(row: DeliveryRow, summary?: { lastAttemptAt: number; 
     replayed: row.replay_requested_at !== null || (summary?.replayed ?? false),
     test: row.test === 1,
     cancel_reason: row.status === 'cancelled' ? (row.cancel_reason === 'subscription_disabled' ? 'subscription_disabled' : 'subscription_deleted') : null,
+    waiting: waitingOf(row, context),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -106,6 +128,8 @@ export function toAttempt(row: DeliveryAttemptRow): DeliveryAttempt {
     response_headers: row.response_headers === null ? null : (JSON.parse(row.response_headers) as Record<string, string>),
     response_body: row.response_body,
     error: row.error,
+    held_reason: row.held_reason === 'order' || row.held_reason === 'rate_limit' ? row.held_reason : null,
+    held_ms: row.held_ms === null ? null : Number(row.held_ms),
   };
 }
 
@@ -188,10 +212,12 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
     return row;
   }
 
-  async function withSummaries(orgId: string, rows: readonly DeliveryRow[]): Promise<Delivery[]> {
+  async function withSummaries(orgId: string, rows: readonly DeliveryRow[], context: WaitingContext): Promise<Delivery[]> {
     const summaries = await store.repos.deliveries.attemptSummaries(orgId, rows.map((r) => r.id));
-    return rows.map((row) => toDelivery(row, summaries.get(row.id)));
+    return rows.map((row) => toDelivery(row, summaries.get(row.id), context));
   }
+
+  const waitingContext = (webhook: Pick<WebhookRow, 'rate_limit'> | undefined): WaitingContext => ({ rateLimited: webhook?.rate_limit != null, now: clock.now() });
 
   return {
     /** One page of a subscription's history, newest first, filtered; cursors lead both ways. */
@@ -200,7 +226,7 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
       const { orgId } = actor;
       const { direction, position: from } = decodeHistoryCursor(request.cursor);
       const filter = toHistoryFilter(request.filter ?? {});
-      await requireWebhook(store.repos, orgId, webhookId);
+      const webhook = await requireWebhook(store.repos, orgId, webhookId);
       const page = await store.repos.deliveries.historyPage(orgId, webhookId, {
         filter,
         limit: request.limit,
@@ -224,22 +250,23 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
         else if (scannedTo) prevCursor = encodeHistoryCursor('newer', scannedTo);
         if (from !== null) nextCursor = encodeHistoryCursor('older', last ? position(last) : { createdAt: from.createdAt, seq: from.seq + 1 });
       }
-      return { items: await withSummaries(orgId, rows), nextCursor, prevCursor, searchedTo: scannedTo ? toIso(scannedTo.createdAt) : null };
+      return { items: await withSummaries(orgId, rows, waitingContext(webhook)), nextCursor, prevCursor, searchedTo: scannedTo ? toIso(scannedTo.createdAt) : null };
     },
 
     /** `webhookId` null: any subscription of the organisation (the CLI addresses deliveries by id alone). */
     async get(actor: Actor, webhookId: string | null, deliveryId: string): Promise<DeliveryDetail> {
       authorize(actor, 'webhooks', 'read');
       const { orgId } = actor;
-      if (webhookId !== null) await requireActiveWebhook(store.repos, orgId, webhookId);
+      const given = webhookId !== null ? await requireActiveWebhook(store.repos, orgId, webhookId) : undefined;
       const row = await requireDelivery(orgId, webhookId, deliveryId);
-      const [attempts, event] = await Promise.all([
+      const [attempts, event, webhook] = await Promise.all([
         store.repos.deliveries.listAttempts(orgId, deliveryId),
         store.repos.events.findEvent(orgId, row.event_id),
+        given ?? store.repos.webhooks.findById(orgId, row.webhook_id),
       ]);
       const last = attempts[attempts.length - 1];
       const summary = last ? { lastAttemptAt: last.started_at, replayed: attempts.some((a) => a.trigger === 'replay') } : undefined;
-      return { ...toDelivery(row, summary), payload: event?.body ?? '', attempt_history: attempts.map(toAttempt) };
+      return { ...toDelivery(row, summary, waitingContext(webhook)), payload: event?.body ?? '', attempt_history: attempts.map(toAttempt) };
     },
 
     /** Queues one replay attempt; 409 while the delivery is still pending, was cancelled, or (addressed by id alone) lost its subscription. */
@@ -276,7 +303,8 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
         if (current.status === 'cancelled') throw errors.conflict('a cancelled delivery cannot be replayed: its subscription was deleted before it was sent');
         throw errors.conflict(`a ${current.status} delivery cannot be replayed`);
       }
-      return (await withSummaries(orgId, [current]))[0]!;
+      // A replay stands outside any order and is due now: nothing to say it waits for.
+      return (await withSummaries(orgId, [current], { rateLimited: false, now }))[0]!;
     },
   };
 }

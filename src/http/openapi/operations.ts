@@ -65,6 +65,7 @@ const delivery = {
   replayed: false,
   test: false,
   cancel_reason: null,
+  waiting: null,
   created_at: at,
   updated_at: later,
 };
@@ -291,6 +292,8 @@ export const operationDocs: Record<string, OperationDocs> = {
           response_headers: { date: 'Sun, 22 Nov 2026 10:05:12 GMT' },
           response_body: '',
           error: null,
+          held_reason: null,
+          held_ms: null,
         },
       ],
     },

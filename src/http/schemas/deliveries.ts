@@ -35,6 +35,11 @@ const deliveryFields = {
   cancel_reason: Type.Union([Type.Literal('subscription_disabled'), Type.Literal('subscription_deleted'), Type.Null()], {
     description: 'Why a cancelled delivery was cancelled; null for the other states. `subscription_disabled` ones are sent again by replay-failed once the subscription is enabled.',
   }),
+  waiting: Type.Union([Type.Literal('order'), Type.Literal('rate_limit'), Type.Null()], {
+    description:
+      'Extension (CONTRACT 14): why a pending delivery is not on the wire yet. `order`: earlier deliveries of its ordered (fifo) subscription go first; ' +
+      '`rate_limit`: it is due and waits for a free start under the subscription\'s rate_limit. null otherwise.',
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 };
@@ -54,6 +59,10 @@ export const DeliveryAttempt = Type.Object(
     response_headers: Type.Union([StringMap, Type.Null()]),
     response_body: Type.Union([Type.String(), Type.Null()], { description: 'The first 64 KiB of the response body.' }),
     error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed: HTTP status, network, TLS, timeout or SSRF refusal.' }),
+    held_reason: Type.Union([Type.Literal('order'), Type.Literal('rate_limit'), Type.Null()], {
+      description: 'Extension (CONTRACT 14): why this attempt started later than it was due (`rate_limit`), or after earlier deliveries of its order (`order`); null when it was not held.',
+    }),
+    held_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'How long it was held, in milliseconds; null when it was not.' }),
   },
   { $id: 'DeliveryAttempt', title: 'DeliveryAttempt' },
 );
