@@ -330,6 +330,7 @@ describe.each(testDialects())('delivery history API (%s)', (dialect) => {
         replayed: false,
         test: false,
         cancel_reason: null,
+        waiting: null,
         created_at: iso(T),
         updated_at: iso(T),
       });

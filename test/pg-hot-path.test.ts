@@ -494,6 +494,7 @@ describe.each(testDialects())('outbox rows (%s)', (dialect) => {
         replay_requested_at: null,
         test: 0,
         cancel_reason: null,
+        fifo: 0,
       });
     }
     outboxShapes.set(dialect, shape);
