@@ -338,6 +338,46 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       expect(await snapshot()).toEqual(before);
     });
 
+    it('takes "Rate limit (per second)" and "Deliver in order", shows them on the subscription, and edits them', async () => {
+      const browser = await browserFor(org.ownerId);
+      const form = await browser.get('/dashboard/webhooks');
+      expect(form.text).toContain('<label for="rate_limit">Rate limit (per second)</label>');
+      expect(form.text).toContain('<input type="checkbox" name="ordering" value="fifo" aria-describedby="ordering-hint"/> Deliver in order</label>');
+      const { id } = await createHook(browser, { url: 'https://hooks.example.com/paced', events: ['project.created'], rate_limit: '25', ordering: 'fifo' });
+      const stored = (await env.container.store.repos.webhooks.findById(org.id, id))!;
+      expect({ rate_limit: stored.rate_limit, ordering: stored.ordering }).toEqual({ rate_limit: 25, ordering: 'fifo' });
+      const page = await browser.get(`/dashboard/webhooks/${id}`);
+      expect(textOf(page.text)).toContain('At most 25 attempts started per second; delivered in order, one at a time.');
+      const edit = await browser.get(`/dashboard/webhooks/${id}/edit`);
+      expect(valueOf(edit.text, 'rate_limit')).toBe('25');
+      expect(edit.text).toContain('<input type="checkbox" name="ordering" value="fifo" checked aria-describedby="ordering-hint"/>');
+      // Emptied and unchecked: no limit, no order.
+      const saved = await browser.post(`/dashboard/webhooks/${id}/edit`, { url: 'https://hooks.example.com/paced', events: ['project.created'], rate_limit: '' });
+      expect(saved.status).toBe(303);
+      const after = (await env.container.store.repos.webhooks.findById(org.id, id))!;
+      expect({ rate_limit: after.rate_limit, ordering: after.ordering }).toEqual({ rate_limit: null, ordering: 'none' });
+      expect(textOf((await browser.get(`/dashboard/webhooks/${id}`)).text)).toContain('No rate limit; deliveries go out side by side, in no set order.');
+    });
+
+    it.each(['0', '1001', '2.5', 'ten', '-3'])('refuses a rate limit of %j on create and edit: 400 on the field, what was typed kept, nothing changed', async (typed) => {
+      const browser = await browserFor(org.ownerId);
+      const message = 'Rate limit (per second) must be a whole number from 1 to 1,000, or empty for no limit';
+      const before = await snapshot();
+      const res = await create(browser, { url: 'https://hooks.example.com/paced', events: ['project.created'], rate_limit: typed, ordering: 'fifo' });
+      expect(res.status).toBe(400);
+      expect(alertText(res.text)).toBe(`There is a problem ${message}`);
+      expect(res.text).toContain(`<p class="error-message" id="rate_limit-error">${message}</p>`);
+      expect(valueOf(res.text, 'rate_limit')).toBe(typed);
+      expect(res.text).toContain('name="ordering" value="fifo" checked');
+      expect(await snapshot()).toEqual(before);
+      const id = await subscribe(org, 'https://hooks.example.com/kept');
+      await browser.get(`/dashboard/webhooks/${id}/edit`);
+      const edit = await browser.post(`/dashboard/webhooks/${id}/edit`, { url: 'https://hooks.example.com/kept', events: ['project.created'], rate_limit: typed });
+      expect(edit.status).toBe(400);
+      expect(res.text).toContain(`<p class="error-message" id="rate_limit-error">${message}</p>`);
+      expect((await env.container.store.repos.webhooks.findById(org.id, id))!.rate_limit).toBeNull();
+    });
+
     it('lists every problem of one form at once', async () => {
       const browser = await browserFor(admin.userId);
       const before = await snapshot();

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDeliveryWorker, type RunningWorker } from '../src/delivery/index.js';
 import { retryAfterMs } from '../src/delivery/retry-after.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
+import { DashboardClient, textOf } from './helpers/dashboard.js';
 import { ARRIVAL_JITTER_MS, busiestSecond } from './helpers/windows.js';
 import { makeSelfSignedCertificate, startHttpsReceiver, waitFor, type HttpsReceiver, type ReceivedRequest, type TestCertificate } from './helpers/https-receiver.js';
 
@@ -133,6 +134,14 @@ describe.each(testDialects())('delivery control (%s)', (dialect) => {
     // The history says which ones were held back, and for how long.
     const held = await heldAttempts(hook.id);
     expect(held.filter((a) => a.held_reason === 'rate_limit').length).toBeGreaterThan(20);
+    // The last one waited longest; its attempt says for how long, in the API and on its page.
+    const last = (rows as unknown as { id: string }[])[0]!;
+    const detail = await env.request('GET', `/v1/webhooks/${hook.id}/deliveries/${last.id}`, { key: org.ownerKey });
+    expect(detail.body.attempt_history[0]).toMatchObject({ held_reason: 'rate_limit', held_ms: expect.any(Number) });
+    expect(detail.body.attempt_history[0].held_ms).toBeGreaterThan(1000);
+    const browser = await DashboardClient.signedIn(env, org.id, org.ownerId);
+    const page = textOf((await browser.get(`/dashboard/webhooks/${hook.id}/deliveries/${last.id}`)).text);
+    expect(page).toMatch(/Held back \d+\.\d s by the rate limit/);
   }, 30_000);
 
   async function heldAttempts(webhookId: string) {
@@ -221,6 +230,13 @@ describe.each(testDialects())('delivery control (%s)', (dialect) => {
     await waitFor('the head on the wire', () => target.arrivals.length === 1);
     await new Promise((r) => setTimeout(r, 200));
     expect(target.arrivals).toHaveLength(1);
+    // The API and the dashboard say why the others wait.
+    const waiting = await env.request('GET', `/v1/webhooks/${hook.id}/deliveries`, { key: org.ownerKey });
+    expect((waiting.body.data as { waiting: string | null }[]).map((d) => d.waiting)).toEqual(['order', 'order', 'order', null]);
+    const browser = await DashboardClient.signedIn(env, org.id, org.ownerId);
+    const page = textOf((await browser.get(`/dashboard/webhooks/${hook.id}`)).text);
+    expect(page).toContain('delivered in order, one at a time.');
+    expect(page.match(/Pending — waiting: in order/g)).toHaveLength(3);
     const patched = await env.request('PATCH', `/v1/webhooks/${hook.id}`, { key: org.ownerKey, body: { ordering: 'none' } });
     expect(patched.status).toBe(200);
     expect(patched.body.ordering).toBe('none');

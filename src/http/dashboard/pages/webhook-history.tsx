@@ -32,7 +32,7 @@ import {
   WEBHOOKS,
 } from '../views/delivery-views.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
-import { DISABLED_WHY, SubscriptionStatus } from '../views/webhook-views.js';
+import { deliveryControlInWords, DISABLED_WHY, SubscriptionStatus } from '../views/webhook-views.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
 import { filteredHref, filterText as filterTextOf, type FilterText as FilterTextOf } from '../filters.js';
@@ -249,6 +249,7 @@ function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, l
       <p class="muted">
         <SubscriptionStatus webhook={webhook} /> · Created <Time iso={webhook.created_at} /> · <a href={WEBHOOKS}>All subscriptions</a>
       </p>
+      <p>{deliveryControlInWords(webhook)}</p>
       <HealthNotice page={page} webhook={webhook} canChange={mayChange} />
       {canReplay || canDelete ? (
         <div class="actions page-actions">

@@ -12,7 +12,8 @@ import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
 import { flashSecret } from '../flash.js';
 import { deliveryHref, subscriptionHref, testNotice, WEBHOOKS } from '../views/delivery-views.js';
-import { EventsGroup, SecretField } from '../views/webhook-views.js';
+import { DeliveryControlFields, EventsGroup, SecretField } from '../views/webhook-views.js';
+import { controlInput, controlValues, controlValuesOf, deliveryControlFields, RATE_LIMIT_LABEL, RATE_LIMIT_MESSAGE, type DeliveryControlValues } from '../delivery-control-form.js';
 import { Layout } from '../views/layout.js';
 
 const WebhookParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
@@ -20,6 +21,7 @@ const WebhookParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
 const EditForm = FormBody({
   url: FormText(4096),
   events: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 32 })])),
+  ...deliveryControlFields,
 });
 const RotateForm = FormBody({ previous_expires_in: FormText(16) });
 const TestForm = FormBody({ event: FormText(64) });
@@ -33,7 +35,7 @@ const WINDOWS = [
   { value: '604800', label: '7 days' },
 ];
 
-const EDIT_LABELS = { url: 'Endpoint URL', events: 'Events' };
+const EDIT_LABELS = { url: 'Endpoint URL', events: 'Events', rate_limit: RATE_LIMIT_LABEL, ordering: 'Deliver in order' };
 
 const listOf = (value: string | string[] | undefined) => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
@@ -53,7 +55,7 @@ export const webhookSettingsPages: FastifyPluginAsyncTypebox<AppDeps> = async (a
   app.get('/webhooks/:id/edit', { schema: { ...pageSchema(), params: WebhookParams } }, async (request, reply) => {
     const page = pageContext(request);
     const webhook = await changeable(page, request.params.id);
-    return sendPage(reply, <EditView page={page} webhook={webhook} url={webhook.url} events={webhook.events} />);
+    return sendPage(reply, <EditView page={page} webhook={webhook} url={webhook.url} events={webhook.events} control={controlValuesOf(webhook)} />);
   });
 
   app.post('/webhooks/:id/edit', { schema: { hide: true, params: WebhookParams, body: EditForm, response: htmlResponses } }, async (request, reply) => {
@@ -61,12 +63,13 @@ export const webhookSettingsPages: FastifyPluginAsyncTypebox<AppDeps> = async (a
     const webhook = await changeable(page, request.params.id);
     const url = request.body.url ?? '';
     const events = listOf(request.body.events);
+    const control = controlValues(request.body);
     try {
       const input = validateAs<UpdateWebhookInput>(UpdateWebhookBody, { url, events });
-      await webhooks.update(page.actor, webhook.id, input);
+      await webhooks.update(page.actor, webhook.id, { ...input, ...controlInput(control) });
     } catch (error) {
       const refusal = pageRefusal(reply, error, [400]);
-      return sendPage(reply, <EditView page={page} webhook={webhook} url={url} events={events} errors={editErrors(refusal)} />, 400);
+      return sendPage(reply, <EditView page={page} webhook={webhook} url={url} events={events} control={control} errors={editErrors(refusal)} />, 400);
     }
     return seeOther(reply, subscriptionHref(webhook.id), { notice: `Subscription to ${url} saved.` });
   });
@@ -151,6 +154,7 @@ function editErrors(error: DomainError): FormError[] {
     const field = e.field?.startsWith('events') ? 'events' : e.field;
     if (field === 'events' && /at least 1/.test(e.message)) return { field, message: 'Choose at least one event' };
     if (field === null && /at least 1 propert/.test(e.message)) return { field: 'url', message: 'Enter the endpoint URL' };
+    if (field === 'rate_limit') return { field, message: RATE_LIMIT_MESSAGE };
     return { ...e, field };
   });
 }
@@ -159,7 +163,21 @@ function Back({ webhook }: { webhook: Webhook }) {
   return <a href={subscriptionHref(webhook.id)}>Cancel</a>;
 }
 
-function EditView({ page, webhook, url, events, errors: problems = [] }: { page: PageContext; webhook: Webhook; url: string; events: readonly string[]; errors?: FormError[] }) {
+function EditView({
+  page,
+  webhook,
+  url,
+  events,
+  control,
+  errors: problems = [],
+}: {
+  page: PageContext;
+  webhook: Webhook;
+  url: string;
+  events: readonly string[];
+  control: DeliveryControlValues;
+  errors?: FormError[];
+}) {
   return (
     <Layout title="Edit subscription" viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems}>
       <p class="lead">
@@ -170,6 +188,7 @@ function EditView({ page, webhook, url, events, errors: problems = [] }: { page:
         <CsrfField token={page.csrf} />
         <Field id="url" type="url" label="Endpoint URL" value={url} error={errorFor(problems, 'url')} hint="An https:// address on the public internet, without user name or password." maxLength={2048} autocomplete="off" />
         <EventsGroup chosen={events} error={errorFor(problems, 'events')} />
+        <DeliveryControlFields values={control} error={errorFor(problems, 'rate_limit')} />
         <div class="actions">
           <button type="submit">Save subscription</button>
           <Back webhook={webhook} />

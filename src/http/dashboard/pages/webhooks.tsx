@@ -13,7 +13,8 @@ import { ConfirmActions, CsrfField, errorFor, Field, Table, Time, type FormError
 import { Layout } from '../views/layout.js';
 import { flashSecret } from '../flash.js';
 import { canChange } from '../../../services/workspace.js';
-import { EventsGroup, SecretField, SubscriptionStatus } from '../views/webhook-views.js';
+import { DeliveryControlFields, EventsGroup, SecretField, SubscriptionStatus } from '../views/webhook-views.js';
+import { controlInput, controlValues, deliveryControlFields, RATE_LIMIT_LABEL, RATE_LIMIT_MESSAGE, type DeliveryControlValues } from '../delivery-control-form.js';
 import { formatCount, formatShare } from '../views/numbers.js';
 
 const HERE = '/dashboard/webhooks';
@@ -36,6 +37,7 @@ const CreateForm = FormBody({
   url: FormText(4096),
   events: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 32 })])),
   secret: FormText(1024),
+  ...deliveryControlFields,
 });
 
 const WebhookParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
@@ -50,9 +52,10 @@ interface CreateFormValues {
   url: string;
   events: readonly string[];
   secret: string;
+  control: DeliveryControlValues;
 }
 
-const EMPTY_FORM: CreateFormValues = { url: '', events: [], secret: '' };
+const EMPTY_FORM: CreateFormValues = { url: '', events: [], secret: '', control: { rateLimit: '', ordered: false } };
 
 type Outcomes = Map<string, { delivered: number; failed: number }>;
 
@@ -119,6 +122,7 @@ function AddSubscriptionForm({ form, errors: formErrors, csrf }: { form: CreateF
           maxLength={256}
           autocomplete="off"
         />
+        <DeliveryControlFields values={form.control} error={errorFor(formErrors, 'rate_limit')} />
         <button type="submit">Create subscription</button>
       </form>
     </section>
@@ -182,11 +186,11 @@ function WebhooksView({ page, list, outcomes, cursor, form = EMPTY_FORM, errors:
   );
 }
 
-const FIELD_LABELS = { url: 'Endpoint URL', events: 'Events', secret: 'Signing secret' } as const;
+const FIELD_LABELS = { url: 'Endpoint URL', events: 'Events', secret: 'Signing secret', rate_limit: RATE_LIMIT_LABEL, ordering: 'Deliver in order' } as const;
 type FormField = keyof typeof FIELD_LABELS;
 
 function fieldOf(name: string): FormField | null {
-  if (name === 'url' || name === 'secret') return name;
+  if (name === 'url' || name === 'secret' || name === 'rate_limit' || name === 'ordering') return name;
   // `events.1`: one of the names posted is not an event (a forged form); the group gets the error.
   if (name === 'events' || name.startsWith('events.')) return 'events';
   return null;
@@ -204,6 +208,7 @@ function createErrors(error: DomainError): FormError[] {
     if (field === 'url' && d.message.startsWith('must be at least 1 ')) message = 'Enter the endpoint URL';
     if (field === 'events' && d.message.startsWith('must have at least 1 ')) message = 'Choose at least one event';
     if (field === 'secret' && d.message === 'has an invalid format') message = 'Signing secret must contain printable ASCII characters only';
+    if (field === 'rate_limit') message = RATE_LIMIT_MESSAGE;
     result.push({ field, message });
   }
   return result;
@@ -237,12 +242,12 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     // A role without the form gets the error page whatever the form holds, as the API answers 403 before 400.
     authorizeChange(page.actor, 'webhooks', 'create');
     const { url = '', events, secret = '' } = request.body;
-    const form: CreateFormValues = { url, events: events === undefined ? [] : Array.isArray(events) ? events : [events], secret };
+    const form: CreateFormValues = { url, events: events === undefined ? [] : Array.isArray(events) ? events : [events], secret, control: controlValues(request.body) };
     let created: CreatedWebhook;
     try {
       // An empty secret field means "generate one", as an absent `secret` does in the API.
       const input = validateAs<CreateWebhookInput>(CreateWebhookBody, { url, events: [...form.events], ...(secret === '' ? {} : { secret }) });
-      created = await webhooks.create(page.actor, input);
+      created = await webhooks.create(page.actor, { ...input, ...controlInput(form.control) });
     } catch (error) {
       const err = pageRefusal(reply, error, [400]);
       return sendPage(reply, <WebhooksView page={page} form={form} errors={createErrors(err)} {...await listing(page)} />, err.status);

@@ -42,9 +42,22 @@ export function testNotice(delivery: DeliveryDetail): string {
   return `Test event failed: ${attempt.error ?? 'the endpoint did not answer with a 2xx status'}. It is not retried.`;
 }
 
-/** "Delivered", or "Retrying — next attempt <time>" while a retry waits. */
-export function StatusWords({ delivery }: { delivery: Pick<Delivery, 'status' | 'next_attempt_at'> }) {
+/** Why a pending delivery is not on the wire yet (CONTRACT 14), after its state. */
+export const WAITING_WORDS: Record<NonNullable<Delivery['waiting']>, string> = {
+  order: 'waiting: in order',
+  rate_limit: 'waiting: rate limit',
+};
+
+/** "Delivered", "Retrying — next attempt <time>" while a retry waits, "Pending — waiting: rate limit". */
+export function StatusWords({ delivery }: { delivery: Pick<Delivery, 'status' | 'next_attempt_at' | 'waiting'> }) {
   const words = STATE_WORDS[delivery.status];
+  if (delivery.waiting) {
+    return (
+      <span class={`state state-${delivery.status}`}>
+        {words} — {WAITING_WORDS[delivery.waiting]}
+      </span>
+    );
+  }
   if (delivery.status === 'retrying' && delivery.next_attempt_at) {
     return (
       <span class={`state state-${delivery.status}`}>
@@ -53,6 +66,12 @@ export function StatusWords({ delivery }: { delivery: Pick<Delivery, 'status' | 
     );
   }
   return <span class={`state state-${delivery.status}`}>{words}</span>;
+}
+
+/** "2.4 s by the rate limit", "12 s while earlier deliveries went first (in order)". */
+export function heldInWords(reason: NonNullable<DeliveryAttempt['held_reason']>, ms: number): string {
+  const time = ms < 1000 ? `${formatCount(ms)} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${formatCount(Math.round(ms / 60_000))} min`;
+  return reason === 'rate_limit' ? `${time} by the rate limit` : `${time} while earlier deliveries went first (in order)`;
 }
 
 /** "503 Service Unavailable"; a 3xx says it was not followed (the sender never follows redirects). */
@@ -252,6 +271,12 @@ function AttemptDetails({ attempt }: { attempt: DeliveryAttempt }) {
             <ExactTime iso={attempt.started_at} />
           </dd>
         </div>
+        {attempt.held_reason && attempt.held_ms !== null ? (
+          <div>
+            <dt>Held back</dt>
+            <dd>{heldInWords(attempt.held_reason, attempt.held_ms)}</dd>
+          </div>
+        ) : null}
         <div>
           <dt>Duration</dt>
           <dd>{formatCount(attempt.duration_ms)} ms</dd>

@@ -1,6 +1,7 @@
 import { EVENT_TYPES } from '../../../services/events.js';
 import type { Webhook } from '../../../services/webhooks-service.js';
-import { Time } from './components.js';
+import { Field, Time } from './components.js';
+import { RATE_LIMIT_LABEL, type DeliveryControlValues } from '../delivery-control-form.js';
 
 /** One checkbox per event, named by the event; the fieldset carries the group's error. */
 export function EventsGroup({ chosen, error }: { chosen: readonly string[]; error: string | undefined }) {
@@ -53,4 +54,36 @@ export function SecretField({ value }: { value: string }) {
       </button>
     </div>
   );
+}
+
+/** "Rate limit (per second)" and "Deliver in order" (CONTRACT 14), on the create and edit forms. */
+export function DeliveryControlFields({ values, error }: { values: DeliveryControlValues; error: string | undefined }) {
+  return (
+    <>
+      <Field
+        id="rate_limit"
+        label={RATE_LIMIT_LABEL}
+        value={values.rateLimit}
+        error={error}
+        hint="Attempts started per second, counted across every worker. Deliveries beyond it wait their turn: none fails or uses up a retry. Leave it empty for no limit."
+        maxLength={7}
+        autocomplete="off"
+      />
+      <div class="field">
+        <label class="checkbox">
+          <input type="checkbox" name="ordering" value="fifo" checked={values.ordered} aria-describedby="ordering-hint" /> Deliver in order
+        </label>
+        <p class="hint" id="ordering-hint">
+          One delivery at a time, in the order the events happened. A delivery that keeps failing holds the later ones until it succeeds or
+          fails for good (about 3 hours on the default schedule). Replays and test events go out on their own.
+        </p>
+      </div>
+    </>
+  );
+}
+
+/** "At most 50 attempts started per second, in order: one at a time." (CONTRACT 14) */
+export function deliveryControlInWords(webhook: Pick<Webhook, 'rate_limit' | 'ordering'>): string {
+  const pace = webhook.rate_limit === null ? 'No rate limit' : `At most ${webhook.rate_limit.toLocaleString('en-US')} ${webhook.rate_limit === 1 ? 'attempt' : 'attempts'} started per second`;
+  return webhook.ordering === 'fifo' ? `${pace}; delivered in order, one at a time.` : `${pace}; deliveries go out side by side, in no set order.`;
 }
