@@ -36,6 +36,10 @@ describe.each(testDialects())('webhook CLI (%s)', (dialect) => {
 
     const updated = await cliJson(['webhook', 'update', hookId, '--org', orgId, '--url', 'https://93.184.215.14/cli2', '--events', 'project.created,task.assigned'], env);
     expect(updated).toMatchObject({ url: 'https://93.184.215.14/cli2', events: ['project.created', 'task.assigned'] });
+    const paced = await cliJson(['webhook', 'update', hookId, '--rate-limit', '25', '--ordering', 'fifo'], env);
+    expect(paced).toMatchObject({ rate_limit: 25, ordering: 'fifo', url: 'https://93.184.215.14/cli2' });
+    expect((await runCli(['webhook', 'show', hookId], env)).stdout).toMatch(/Rate limit\s+25 attempts started per second\n.*Ordering\s+fifo/s);
+    expect(await cliJson(['webhook', 'update', hookId, '--rate-limit', 'none', '--ordering', 'none'], env)).toMatchObject({ rate_limit: null, ordering: 'none' });
 
     const rotated = await cliJson(['webhook', 'rotate-secret', hookId, '--previous-expires-in', '60'], env);
     expect(rotated.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -51,7 +55,7 @@ describe.each(testDialects())('webhook CLI (%s)', (dialect) => {
     expect(enabled.status).toBe('active');
     const text = await runCli(['webhook', 'show', hookId], env);
     expect(text.stdout).toMatch(/Status\s+active/);
-  }, processTimeout(8));
+  }, processTimeout(11));
 
   it('refuses what the API refuses, with its code and a non-zero exit; nothing changes', async () => {
     const before = await cliJson(['webhook', 'show', hookId], env);
@@ -60,6 +64,10 @@ describe.each(testDialects())('webhook CLI (%s)', (dialect) => {
       [['webhook', 'update', hookId, '--url', 'https://10.1.2.3/x'], /public address/],
       [['webhook', 'update', hookId, '--events', 'project.*'], /comma-separated/],
       [['webhook', 'update', hookId], /--url, --events/],
+      [['webhook', 'update', hookId, '--rate-limit', '0'], /1 to 1,000/],
+      [['webhook', 'update', hookId, '--rate-limit', '1001'], /1 to 1,000/],
+      [['webhook', 'update', hookId, '--rate-limit', 'fast'], /whole number from 1 to 1000, or none/],
+      [['webhook', 'update', hookId, '--ordering', 'lifo'], /fifo/],
       [['webhook', 'rotate-secret', hookId, '--secret', 'short'], /16 to 256/],
       [['webhook', 'rotate-secret', hookId, '--previous-expires-in', '604801'], /0 to 604800/],
       [['webhook', 'test', hookId, '--event', 'project.deleted'], /subscription's events/],
@@ -72,5 +80,5 @@ describe.each(testDialects())('webhook CLI (%s)', (dialect) => {
       expect(result.stderr, args.join(' ')).toMatch(message);
     }
     expect(await cliJson(['webhook', 'show', hookId], env)).toEqual(before);
-  }, processTimeout(11));
+  }, processTimeout(15));
 });

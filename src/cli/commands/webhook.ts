@@ -2,7 +2,7 @@ import type { Container } from '../../container.js';
 import { errors, fieldError } from '../../errors.js';
 import { cliActor } from '../../services/actor.js';
 import { EVENT_TYPES, type EventType } from '../../services/events.js';
-import { MAX_PREVIOUS_EXPIRES_IN, type Webhook } from '../../services/webhooks-service.js';
+import { MAX_PREVIOUS_EXPIRES_IN, MAX_RATE_LIMIT, type Webhook } from '../../services/webhooks-service.js';
 import type { CommandGroup, CommandInput } from '../command.js';
 import { formatFields } from '../output.js';
 import { withContainer } from '../runtime.js';
@@ -28,6 +28,8 @@ function webhookText(w: Webhook): string {
     ['Disabled at', w.disabled_at],
     ['Disabled because', w.disabled_reason],
     ['Previous secret until', w.previous_secret_expires_at],
+    ['Rate limit', w.rate_limit === null ? 'none' : `${w.rate_limit} attempts started per second`],
+    ['Ordering', w.ordering === 'fifo' ? 'fifo (one at a time, in commit order)' : 'none'],
     ['Created', w.created_at],
   ]);
 }
@@ -57,19 +59,37 @@ export const webhookGroup: CommandGroup = {
     },
     {
       name: 'update',
-      summary: "change a subscription's URL or events (the rules of creation apply)",
-      details: 'Waiting retries and later attempts go to the new URL. The secret and the history stay.',
+      summary: "change a subscription's URL, events, rate limit or ordering (the rules of creation apply)",
+      details:
+        'Waiting retries and later attempts go to the new URL. The secret and the history stay.\n' +
+        `--rate-limit: attempts started per second across every worker (1 to ${MAX_RATE_LIMIT}), or none.\n` +
+        '--ordering fifo: one attempt at a time, in commit order; none releases the deliveries waiting their turn.',
       positionals: webhookArg,
       options: {
         org: orgOption,
         url: { type: 'string', value: 'URL', description: 'the new https:// endpoint' },
         events: { type: 'string', value: 'EVENTS', description: `comma-separated: ${EVENT_TYPES.join(', ')}` },
+        'rate-limit': {
+          type: 'string',
+          value: 'N|none',
+          description: 'attempts started per second, or none for no limit',
+          check: (v) => (v === 'none' || /^\d{1,7}$/.test(v) ? null : `must be a whole number from 1 to ${MAX_RATE_LIMIT}, or none`),
+        },
+        ordering: { type: 'string', value: 'ORDERING', description: 'fifo (in order, one at a time) or none', choices: ['none', 'fifo'] },
       },
       async run(input) {
-        const { url, events } = input.options;
-        if (url === undefined && events === undefined) throw fieldError('url', 'give --url, --events or both');
+        const { url, events, ordering } = input.options;
+        const rateLimit = input.options['rate-limit'];
+        if (url === undefined && events === undefined && rateLimit === undefined && ordering === undefined) {
+          throw fieldError('url', 'give at least one of --url, --events, --rate-limit, --ordering');
+        }
         const webhook = await withContainer(input, async (c) =>
-          c.services.webhooks.update(await actorFor(c, input), input.args[0]!, { url, events: events === undefined ? undefined : parseEvents(events) }),
+          c.services.webhooks.update(await actorFor(c, input), input.args[0]!, {
+            url,
+            events: events === undefined ? undefined : parseEvents(events),
+            rate_limit: rateLimit === undefined ? undefined : rateLimit === 'none' ? null : Number(rateLimit),
+            ordering: ordering as 'none' | 'fifo' | undefined,
+          }),
         );
         return { data: webhook, text: `Updated ${webhook.id}.\n${webhookText(webhook)}` };
       },
