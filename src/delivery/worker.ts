@@ -14,6 +14,7 @@ import type { Tracing } from '../tracing/tracing.js';
 import { sendAttempt, type AttemptRequest, type AttemptResult } from './sender.js';
 import { retryAfterMs } from './retry-after.js';
 import { createWakeTimer } from '../lib/wake-timer.js';
+import { pacedBatches } from '../lib/paced-batches.js';
 import { createSecretBox, type SecretBox } from '../lib/secret-box.js';
 import type { SigningSecrets } from './signing.js';
 
@@ -477,21 +478,20 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
     return null;
   }
 
+  /**
+   * Retention: delivered and failed history, events no delivery refers to, the hourly roll-up. Each in
+   * small batches that pause between them (pacedBatches), so a million rows due never stall the API's writes.
+   */
   async function prune(): Promise<void> {
     const now = clock.now();
-    const cutoffs = { deliveredBefore: now - config.deliveredRetentionMs, failedBefore: now - config.failedRetentionMs, batchSize: 500 };
-    let removed = 0;
-    while (!stopping) {
-      const n = await store.transaction((repos) => repos.deliveries.pruneHistoryBatchAcrossOrgs(cutoffs));
-      removed += n;
-      if (n < cutoffs.batchSize) break;
-    }
+    const stop = { stopping: () => stopping };
+    const removed = await pacedBatches(
+      (batchSize) => store.transaction((repos) => repos.deliveries.pruneHistoryBatchAcrossOrgs({ deliveredBefore: now - config.deliveredRetentionMs, failedBefore: now - config.failedRetentionMs, batchSize })),
+      { size: 100, ...stop },
+    );
     // GET /v1/events shows EVENT_RETENTION of events; one a delivery still refers to stays for that delivery.
     const eventsBefore = now - config.eventRetentionMs;
-    while (!stopping) {
-      const n = await store.repos.deliveries.pruneOrphanEventsBatchAcrossOrgs(eventsBefore, 500);
-      if (n < 500) break;
-    }
+    await pacedBatches((size) => store.repos.deliveries.pruneOrphanEventsBatchAcrossOrgs(eventsBefore, size), { size: 200, ...stop });
     // The hourly roll-up outlives the 24 hours the charts show, for a month of figures.
     await store.repos.deliveries.pruneHourlyAcrossOrgs(Math.floor(now / HOUR_MS) - HOURLY_RETENTION_HOURS);
     if (removed > 0) logger.info({ removed }, 'delivery worker: pruned delivery history');

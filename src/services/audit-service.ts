@@ -8,6 +8,7 @@ import { toIso, type Clock } from '../lib/time.js';
 import { authorize, can, type Actor } from './actor.js';
 import { createdChanges, recordAudit } from './audit.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
+import { pacedBatches } from '../lib/paced-batches.js';
 
 /** One audit row as the dashboard, the JSON Lines export and any future API show it. */
 export interface AuditEntryView {
@@ -69,7 +70,7 @@ const MAX_ACTION = 100;
 const MAX_ACTOR_OR_TARGET = 200;
 const MAX_LIMIT = 100;
 const MAX_TIME = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z, as toIso renders
-const PRUNE_BATCH = 1000;
+const PRUNE_BATCH = 200;
 /** Export lines are gathered into chunks of about this size: fewer, larger writes to the socket. */
 const CHUNK_BYTES = 64 * 1024;
 
@@ -242,12 +243,7 @@ export function createAuditService({ store, clock, retentionMs }: AuditServiceDe
     /** Retention: deletes every row older than AUDIT_RETENTION_DAYS, in batches; returns how many. */
     async prune(): Promise<number> {
       const cutoff = clock.now() - retentionMs;
-      let removed = 0;
-      for (;;) {
-        const n = await store.repos.audit.pruneOlderThan(cutoff, PRUNE_BATCH);
-        removed += n;
-        if (n < PRUNE_BATCH) return removed;
-      }
+      return pacedBatches((size) => store.repos.audit.pruneOlderThan(cutoff, size), { size: PRUNE_BATCH });
     },
   };
 }

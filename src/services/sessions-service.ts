@@ -9,6 +9,7 @@ import { FULL_SCOPE, type ActorContext, type UserActor } from './actor.js';
 import { recordAudit, userTarget } from './audit.js';
 import { tokenHash } from './link-tokens.js';
 import { ACTIVE_WORKSPACE, type Workspace } from './workspace.js';
+import { pacedBatches } from '../lib/paced-batches.js';
 
 /** DASHBOARD 2: a session ends after 2 hours without a request, and 12 hours after sign-in at the latest. */
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
@@ -141,7 +142,7 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
     /** Housekeeping for the worker: removes sessions no request can use any more. */
     async prune(): Promise<number> {
       const now = clock.now();
-      return store.repos.sessions.deleteExpired(now, now - SESSION_IDLE_MS);
+      return pacedBatches((size) => store.repos.sessions.deleteExpired(now, now - SESSION_IDLE_MS, size), { size: 200 });
     },
   };
 }

@@ -85,11 +85,13 @@ export function sessionsRepository({ db }: RepoContext) {
     },
 
     /** Housekeeping: sessions past their absolute end or idle too long, across organisations. */
-    async deleteExpired(now: number, idleCutoff: number): Promise<number> {
-      const result = await db
-        .deleteFrom('sessions')
+    async deleteExpired(now: number, idleCutoff: number, batch: number): Promise<number> {
+      const doomed = db
+        .selectFrom('sessions')
+        .select('seq')
         .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', idleCutoff)]))
-        .executeTakeFirst();
+        .limit(batch);
+      const result = await db.deleteFrom('sessions').where('seq', 'in', doomed).executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };
