@@ -11,11 +11,14 @@
 // 3. Live: --live-events more events are created through the projects service (transaction + outbox + wake, as
 //    the API does) at a steady rate while the worker runs: throughput and latency from event to delivery (receiver clock
 //    minus the event's timestamp).
+// 5. Control (CONTRACT 14): a FIFO subscription against a receiver answering in 5 ms (deliveries per second,
+//    most in flight at once), and a rate_limit 50 subscription's rate over --rate-seconds (printed before 4).
 // 4. Memory: 100,000 pending deliveries are seeded through the repositories, `./bin/workspace worker` runs
 //    against them for --drain-seconds, and its peak RSS (VmHWM) is read from /proc.
 //
 // Options: --events N (10000), --concurrency N (64), --runs N (3) drains, --rate EVENTS_PER_S (150) and
 //          --live-events N (3000) for phase 3, --drain-seconds S (15), --pending N (100000), --skip-live,
+//          --skip-control, --fifo-events N (2000) and --rate-seconds S (30) for phase 5,
 //          --skip-memory, --cpu-prof DIR (a V8 CPU profile of each drain, written to DIR),
 //          --root DIR (the built tree to measure, default this one: compare another build with the same harness),
 //          --vs DIR (A/B: drains alternate between this build and the build in DIR, e.g. a worktree of the previous
@@ -42,18 +45,39 @@ if (process.argv[2] === '--receiver') {
   let count = 0;
   let first = 0;
   let last = 0;
+  // Phase 5 reads when each request arrived and how many were open at once.
+  let arrivals = [];
+  let open = 0;
+  let maxOpen = 0;
   const server = https.createServer({ key, cert, keepAlive: true, keepAliveTimeout: 30_000 }, (req, res) => {
     const chunks = [];
+    open++;
+    maxOpen = Math.max(maxOpen, open);
+    // Closed when the answer is given (or the connection ends first), once: counted as the answer is
+    // written, since no client can send its next request before that ('finish' may come after it).
+    let closed = false;
+    const close = () => {
+      if (!closed) open--;
+      closed = true;
+    };
+    res.on('close', close);
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const now = Date.now();
       count++;
       if (!first) first = now;
       last = now;
+      arrivals.push(performance.now());
       // Same work for the plain loop's requests and the worker's: both carry the stored event bodies.
       const ts = Date.parse(JSON.parse(Buffer.concat(chunks).toString()).timestamp);
       latencies.push(now - ts);
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      const delay = Number(/[?&]delay=(\d+)/.exec(req.url)?.[1] ?? 0);
+      const answer = () => {
+        close();
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      };
+      if (delay > 0) setTimeout(answer, delay);
+      else answer();
     });
   });
   let handshakes = 0;
@@ -62,6 +86,8 @@ if (process.argv[2] === '--receiver') {
   process.on('message', (msg) => {
     if (msg === 'reset') {
       latencies = [];
+      arrivals = [];
+      maxOpen = open;
       count = 0;
       first = last = 0;
       handshakes = 0;
@@ -69,6 +95,8 @@ if (process.argv[2] === '--receiver') {
     } else if (msg === 'count') {
       // Polled while the worker runs: a few numbers, not the latencies (20,000 of them to serialise each time).
       process.send({ count, first, last, handshakes });
+    } else if (msg === 'arrivals') {
+      process.send({ count, arrivals, maxOpen });
     } else if (msg === 'stats') {
       process.send({ count, first, last, latencies, handshakes });
     } else if (msg === 'exit') {
@@ -78,11 +106,14 @@ if (process.argv[2] === '--receiver') {
 }
 
 function parseArgs(argv) {
-  const out = { events: 10_000, concurrency: 64, runs: 3, drainSeconds: 15, pending: 100_000, skipMemory: false, skipLive: false, rate: 150, liveEvents: 3000, cpuProf: null, root: null, vs: null };
+  const out = { events: 10_000, concurrency: 64, runs: 3, drainSeconds: 15, pending: 100_000, skipMemory: false, skipLive: false, skipControl: false, fifoEvents: 2000, rateSeconds: 30, rate: 150, liveEvents: 3000, cpuProf: null, root: null, vs: null };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--skip-memory') out.skipMemory = true;
     else if (arg === '--skip-live') out.skipLive = true;
+    else if (arg === '--skip-control') out.skipControl = true;
+    else if (arg === '--fifo-events') out.fifoEvents = Number(argv[++i]);
+    else if (arg === '--rate-seconds') out.rateSeconds = Number(argv[++i]);
     else if (arg === '--runs') out.runs = Number(argv[++i]);
     else if (arg === '--cpu-prof') out.cpuProf = path.resolve(argv[++i]);
     else if (arg === '--root') out.root = path.resolve(argv[++i]);
@@ -376,6 +407,57 @@ async function main() {
       console.log(`worker, live (events created through the service while delivering): ${results.live.perSecond} deliveries/s, event→delivery p50 ${s.p50} ms, p99 ${s.p99} ms`);
       await worker.stop();
       await container.close();
+    }
+
+    // ------------------------------------------------------------ 5. delivery control (CONTRACT 14)
+    // FIFO: one ordered subscription whose receiver answers in 5 ms, a backlog of --fifo-events: the rate one
+    // attempt at a time sustains (target at least 100/s) and the most requests the receiver had open (1).
+    // Rate limit: one subscription with rate_limit 50 and more backlog than --rate-seconds can take: the rate
+    // measured over those seconds (target 50 ± 2) and the busiest one-second window of arrivals.
+    if (!opts.skipControl) {
+      const controlled = async (options, events) => {
+        const env = { ...baseEnv, DATA_DIR: path.join(tmp, `control-${fresh++}`) };
+        const container = await createContainer(loadConfig(env), { migrate: true });
+        const org = await container.services.admin.createOrganization({ name: 'Control', ownerEmail: 'control@example.com', ownerName: 'Control' });
+        const orgId = org.organization.id;
+        await container.services.webhooks.create(cliActor(orgId), { events: ['project.created'], ...options });
+        for (let done = 0; done < events; done += 500) {
+          await container.store.transaction(async (repos) => {
+            for (let i = done; i < Math.min(events, done + 500); i++) {
+              await recordEvent(repos, { orgId, type: 'project.created', data: { project_id: `proj_c${i}`, name: `C${i}`, status: 'active' }, occurredAt: Date.now() });
+            }
+          });
+        }
+        return container;
+      };
+      const fifoContainer = await controlled({ url: `${url}?delay=5`, ordering: 'fifo' }, opts.fifoEvents);
+      await ask(receiver, 'reset');
+      const fifoWorker = await startDeliveryWorker(fifoContainer, { ca });
+      await waitForCount(receiver, opts.fifoEvents, 300_000);
+      const fifo = await ask(receiver, 'arrivals');
+      await fifoWorker.stop();
+      await fifoContainer.close();
+      const fifoSeconds = (fifo.arrivals.at(-1) - fifo.arrivals[0]) / 1000;
+      results.fifo = { events: opts.fifoEvents, receiverDelayMs: 5, perSecond: Math.round((fifo.count - 1) / fifoSeconds), maxInFlight: fifo.maxOpen };
+      console.log(`fifo subscription, receiver answering in 5 ms: ${results.fifo.perSecond} deliveries/s, at most ${fifo.maxOpen} in flight`);
+
+      const limit = 50;
+      const rateContainer = await controlled({ url, rate_limit: limit }, limit * (opts.rateSeconds + 10));
+      await ask(receiver, 'reset');
+      const rateWorker = await startDeliveryWorker(rateContainer, { ca });
+      await new Promise((r) => setTimeout(r, (opts.rateSeconds + 2) * 1000));
+      const limited = await ask(receiver, 'arrivals');
+      await rateWorker.stop();
+      await rateContainer.close();
+      const start = limited.arrivals[0];
+      const inWindow = limited.arrivals.filter((t) => t >= start && t < start + opts.rateSeconds * 1000).length;
+      let busiest = 0;
+      for (let i = 0, j = 0; j < limited.arrivals.length; j++) {
+        while (limited.arrivals[j] - limited.arrivals[i] >= 1000) i++;
+        busiest = Math.max(busiest, j - i + 1);
+      }
+      results.rateLimit = { limit, seconds: opts.rateSeconds, perSecond: +(inWindow / opts.rateSeconds).toFixed(2), busiestSecond: busiest };
+      console.log(`rate_limit ${limit}: ${results.rateLimit.perSecond} per second over ${opts.rateSeconds} s, busiest one-second window ${busiest}`);
     }
 
     // ------------------------------------------------------------ 4. memory with 100,000 pending

@@ -35,7 +35,16 @@ describe.each(testDialects())('delivery control across processes (%s)', (dialect
         if (path !== '/ordered') return void setTimeout(() => res.writeHead(200).end(), 5);
         open++;
         maxOpen = Math.max(maxOpen, open);
-        res.on('close', () => open--);
+        // Counted closed as the answer is written (no client can send its next request before that; the
+        // 'close' event may come later), or when the connection ends first; once.
+        let closed = false;
+        const close = () => {
+          if (!closed) open--;
+          closed = true;
+        };
+        res.on('close', close);
+        const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
+        res.end = ((...a: unknown[]) => (close(), end(...a))) as ServerResponse['end'];
         if (name === holdName) return;
         setTimeout(() => res.writeHead(200).end(), 30);
       };

@@ -73,7 +73,16 @@ describe.each(testDialects())('delivery control (%s)', (dialect) => {
       maxOpen = Math.max(maxOpen, open);
       const body = JSON.parse(req.body.toString()) as { data: { name?: string; project_id?: string } };
       arrivals.push({ at: performance.now(), eventId: String(req.headers['x-service-event-id']), name: body.data.name ?? '', open });
-      res.on('close', () => open--);
+      // Counted closed as the answer is written (no client can send its next request before that; the
+      // 'close' event may come later), or when the connection ends first; once.
+      let closed = false;
+      const close = () => {
+        if (!closed) open--;
+        closed = true;
+      };
+      res.on('close', close);
+      const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
+      res.end = ((...a: unknown[]) => (close(), end(...a))) as ServerResponse['end'];
       if (options.answer) return options.answer(req, res, arrivals.length);
       setTimeout(() => res.writeHead(200).end('ok'), options.delayMs ?? 0);
     });

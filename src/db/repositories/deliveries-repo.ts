@@ -200,7 +200,7 @@ export const RATE_HORIZON_MS = 1000;
  * jitter show a receiver R + 1 in some one-second window. The margin absorbs the late start the worker
  * allows (LATE_START_MS) and the rest of a new TLS connection's handshake on a busy host.
  */
-export const RATE_MARGIN_MS = 40;
+export const RATE_MARGIN_MS = 30;
 export const rateIntervalUs = (rateLimit: number) => Math.ceil(((1000 + RATE_MARGIN_MS) * 1000) / rateLimit);
 
 // The subscription's head lease: taken by the claim of its head, so one attempt is in flight whichever
