@@ -221,8 +221,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
         backs,
       );
     } catch (err) {
-      // Hand-backs stay leased to this process until the lease runs out; none is lost.
-      handBacks.push(...backs);
+      // Hand-backs are tried again with the next cycle; when stopping, their leases simply run out (they
+      // were never sent, and go out once the lease has expired).
+      if (!stopping) handBacks.push(...backs);
       if (batch.length === 0) {
         logger.error({ err }, 'delivery worker: claim failed; retrying');
         arm(pollMs);
