@@ -30,7 +30,7 @@ describe.skipIf(SKIP)('webhook pages in a browser (sqlite)', () => {
   let apiKey = '';
   let orgId = '';
   let page: Page;
-  /** The receiver answers 503 with a body while this is false. */
+  /** The receiver answers 503 with a body while this is false (no Retry-After: it would move the retries out, CONTRACT 14). */
   let healthy = false;
   let secret = '';
   let subscriptionUrl = '';
@@ -40,7 +40,7 @@ describe.skipIf(SKIP)('webhook pages in a browser (sqlite)', () => {
     harness = await startDeliveryHarness('sqlite', { WEBHOOK_RETRY_SCHEDULE: '50ms,50ms,50ms,50ms,50ms' });
     harness.receiver.on(PATHNAME, (_req, res) => {
       if (healthy) res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
-      else res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '60' }).end('down for maintenance <b>until 5pm</b>');
+      else res.writeHead(503, { 'content-type': 'text/plain' }).end('down for maintenance <b>until 5pm</b>');
     });
     const { env } = harness;
     baseUrl = await env.app.listen({ port: 0, host: '127.0.0.1' });
