@@ -5,7 +5,7 @@ import { testDialects } from './helpers/test-env.js';
 import { cliJson, startServe, type ServeProcess } from './helpers/cli.js';
 import { waitFor } from './helpers/https-receiver.js';
 import { serveFixture, stopServe } from './helpers/serve-fixture.js';
-import { ARRIVAL_JITTER_MS, busiestSecond } from './helpers/windows.js';
+import { ARRIVAL_JITTER_MS, busiestSecond, inFlightCounter } from './helpers/receiver-counts.js';
 
 interface Arrival {
   at: number;
@@ -20,8 +20,7 @@ interface Arrival {
  */
 describe.each(testDialects())('delivery control across processes (%s)', (dialect) => {
   const arrivals = new Map<string, Arrival[]>();
-  let open = 0;
-  let maxOpen = 0;
+  const inFlight = inFlightCounter();
   /** While set, the ordered endpoint holds this request unanswered (the kill happens meanwhile). */
   let holdName: string | null = null;
   const f = serveFixture(dialect, {
@@ -33,18 +32,7 @@ describe.each(testDialects())('delivery control across processes (%s)', (dialect
         arrivals.set(path, list);
         list.push({ at: performance.now(), name, eventId: String(req.headers['x-service-event-id']) });
         if (path !== '/ordered') return void setTimeout(() => res.writeHead(200).end(), 5);
-        open++;
-        maxOpen = Math.max(maxOpen, open);
-        // Counted closed as the answer is written (no client can send its next request before that; the
-        // 'close' event may come later), or when the connection ends first; once.
-        let closed = false;
-        const close = () => {
-          if (!closed) open--;
-          closed = true;
-        };
-        res.on('close', close);
-        const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
-        res.end = ((...a: unknown[]) => (close(), end(...a))) as ServerResponse['end'];
+        inFlight.track(res);
         if (name === holdName) return;
         setTimeout(() => res.writeHead(200).end(), 30);
       };
@@ -142,7 +130,7 @@ describe.each(testDialects())('delivery control across processes (%s)', (dialect
     await waitFor('every event delivered', () => firstArrivals(arrivals.get('/ordered') ?? []).length === names.length, 30_000);
     expect(firstArrivals(arrivals.get('/ordered')!)).toEqual(names);
     // The held attempt was sent again (at least once); never were two in flight.
-    expect(maxOpen).toBe(1);
+    expect(inFlight.max()).toBe(1);
   }, 60_000);
 
   /** Rows from the PostgreSQL database the processes share. */

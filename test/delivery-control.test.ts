@@ -5,7 +5,7 @@ import { startDeliveryWorker, type RunningWorker } from '../src/delivery/index.j
 import { retryAfterMs } from '../src/delivery/retry-after.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { DashboardClient, textOf } from './helpers/dashboard.js';
-import { ARRIVAL_JITTER_MS, busiestSecond } from './helpers/windows.js';
+import { ARRIVAL_JITTER_MS, busiestSecond, inFlightCounter } from './helpers/receiver-counts.js';
 import { makeSelfSignedCertificate, startHttpsReceiver, waitFor, type HttpsReceiver, type ReceivedRequest, type TestCertificate } from './helpers/https-receiver.js';
 
 /** What the receiver saw of one request: when it arrived and ended, and how many of the path were open then. */
@@ -66,27 +66,15 @@ describe.each(testDialects())('delivery control (%s)', (dialect) => {
   function endpoint(options: { delayMs?: number; answer?: (req: ReceivedRequest, res: ServerResponse, n: number) => void } = {}) {
     const pathname = `/control-${++paths}`;
     const arrivals: Arrival[] = [];
-    let open = 0;
-    let maxOpen = 0;
+    const inFlight = inFlightCounter();
     receiver.on(pathname, (req, res) => {
-      open++;
-      maxOpen = Math.max(maxOpen, open);
+      const open = inFlight.track(res);
       const body = JSON.parse(req.body.toString()) as { data: { name?: string; project_id?: string } };
       arrivals.push({ at: performance.now(), eventId: String(req.headers['x-service-event-id']), name: body.data.name ?? '', open });
-      // Counted closed as the answer is written (no client can send its next request before that; the
-      // 'close' event may come later), or when the connection ends first; once.
-      let closed = false;
-      const close = () => {
-        if (!closed) open--;
-        closed = true;
-      };
-      res.on('close', close);
-      const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
-      res.end = ((...a: unknown[]) => (close(), end(...a))) as ServerResponse['end'];
       if (options.answer) return options.answer(req, res, arrivals.length);
       setTimeout(() => res.writeHead(200).end('ok'), options.delayMs ?? 0);
     });
-    return { url: receiver.url(pathname), arrivals, maxOpen: () => maxOpen };
+    return { url: receiver.url(pathname), arrivals, maxOpen: inFlight.max };
   }
 
   async function subscribe(url: string, extra: Record<string, unknown>) {
