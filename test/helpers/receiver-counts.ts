@@ -17,11 +17,13 @@ export function busiestSecond(times: readonly number[], windowMs = 1000): number
 
 /**
  * The network's share of a receiver's count. The sender's starts hold the limit exactly (the tests check the
- * attempts' recorded starts strictly) and are spaced with RATE_MARGIN_MS to spare; arrivals on a loaded test
- * machine can bunch by more (a new TLS connection's handshake), so arrival windows are checked this much
- * shorter than a second.
+ * attempts' recorded starts strictly, in every one-second window). Arrivals are what a receiver sees, and on a
+ * loaded test machine they bunch: a new TLS connection's handshake, a process waiting for a core. A full CI
+ * run has bunched them by 70 ms. So arrival windows are checked this much shorter than a second: still one
+ * start too many for a limiter that lets a burst through (at 8/s, a ninth arrival in 750 ms needs nine starts
+ * within ~1 s), never a failure for the machine's scheduling alone.
  */
-export const ARRIVAL_JITTER_MS = 40;
+export const ARRIVAL_JITTER_MS = 250;
 
 /**
  * Requests a receiver has open at once. A request counts as closed when its answer is written (no client can
