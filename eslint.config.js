@@ -6,9 +6,9 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    // The dashboard's one browser script: browser globals, no Node.
+    // The dashboard's browser scripts: browser globals, no Node.
     files: ['public/**/*.js'],
-    languageOptions: { sourceType: 'script', globals: { document: 'readonly', navigator: 'readonly', window: 'readonly', setTimeout: 'readonly' } },
+    languageOptions: { sourceType: 'script', globals: { document: 'readonly', navigator: 'readonly', window: 'readonly', setTimeout: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' } },
   },
   {
     languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', Buffer: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', fetch: 'readonly', performance: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly' } },

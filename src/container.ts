@@ -30,6 +30,9 @@ import { createInvitationsService } from './services/invitations-service.js';
 import { createOrganizationsService } from './services/organizations-service.js';
 import { createProjectsService } from './services/projects-service.js';
 import { createSessionsService } from './services/sessions-service.js';
+import { createAccountSecurityService } from './services/account-security-service.js';
+import { createTwoStepService } from './services/two-step-service.js';
+import { webauthnRelyingParty } from './services/webauthn.js';
 import { createRunsService } from './services/runs-service.js';
 import { createTasksService } from './services/tasks-service.js';
 import { createUsersService } from './services/users-service.js';
@@ -153,6 +156,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     onFlushError: (err) => logger.warn({ err: (err as Error).message }, 'could not record API request counts'),
   });
   const sessions = createSessionsService({ store, clock });
+  const relyingParty = webauthnRelyingParty(config.publicBaseUrl);
   const invitations = createInvitationsService({ store, clock, authEvents });
   const lifecycle = createLifecycleService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger });
   const services: Services = {
@@ -180,6 +184,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     deletion: createDeletionService({ store, clock, mailer, authEvents, publicBaseUrl: config.publicBaseUrl, log: logger }),
     exports: createExportsService({ store, clock, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     accounts: createAccountsService({ store, clock, sessions, invitations, mailer, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    accountSecurity: createAccountSecurityService({ store, clock, box: secretBox, mailer, relyingParty, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    twoStep: createTwoStepService({ store, clock, box: secretBox, sessions, rateLimiter, mailer, relyingParty, publicBaseUrl: config.publicBaseUrl, log: logger }),
   };
 
   const metricsRepo = metricsRepository({ db: database.db, dialect: database.dialect });

@@ -702,10 +702,10 @@ describe('signing in with a browser (sqlite)', () => {
       expect(page.url()).toBe(`${baseUrl}/dashboard/login?next=${encodeURIComponent('/dashboard/account')}`);
       await page.getByLabel('Email').fill(owner!.email);
       await page.getByLabel('Password').fill('not the password');
-      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Sign in' }).click()]);
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
       expect(await page.getByRole('alert').textContent()).toContain(INCORRECT);
       await page.getByLabel('Password').fill(PASSWORD);
-      await Promise.all([page.waitForURL(`${baseUrl}/dashboard/account`), page.getByRole('button', { name: 'Sign in' }).click()]);
+      await Promise.all([page.waitForURL(`${baseUrl}/dashboard/account`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
       expect(await page.textContent('h1')).toBe('Account');
       await page.getByLabel('Name', { exact: true }).fill('Browsing Owner');
       await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Save name' }).click()]);

@@ -75,6 +75,7 @@ describe.each(testDialects())('audit log (%s)', (dialect) => {
       keyId: null,
       workspace: ACTIVE_WORKSPACE,
       sessionId: 'sess_test',
+    confirmedAt: Date.now(),
       context: { source: 'dashboard', ip: '192.0.2.7', userAgent: UA, requestId: 'req_test' },
     };
   }

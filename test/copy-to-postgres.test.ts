@@ -191,6 +191,14 @@ describe('copy-to-postgres from a service that has been used', () => {
     // Rows no API flow of this test makes: a deleted organisation's tombstone, a Stripe event.
     await db.insertInto('organization_tombstones').values({ id: 'org_gone', created_at: now - 90 * 24 * HOUR, cancelled_at: now - 40 * 24 * HOUR, deletion_at: now - 10 * 24 * HOUR, deleted_at: now - 10 * 24 * HOUR }).execute();
     await db.insertInto('stripe_events').values({ id: 'evt_copytest', org_id: b.id, type: 'customer.subscription.updated', created: now - HOUR, received_at: now - HOUR, outcome: 'applied' }).execute();
+    // Second factors (DASHBOARD 11): an authenticator app, its recovery codes, a passkey, an open passkey challenge.
+    await db.insertInto('totp_factors').values({ org_id: b.id, user_id: b.ownerId, secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', last_step: 59_000_000, created_at: now - HOUR, enabled_at: now - HOUR }).execute();
+    await db.insertInto('recovery_codes').values({ org_id: b.id, user_id: b.ownerId, code_hash: 'a'.repeat(64), created_at: now - HOUR, used_at: null }).execute();
+    await db
+      .insertInto('passkeys')
+      .values({ id: 'pk_copytest', org_id: b.id, user_id: b.ownerId, credential_id: 'cred-copytest', public_key: 'pQECAyYgASFYIA', counter: 3, transports: '["internal"]', device_type: 'singleDevice', backed_up: 0, aaguid: null, name: 'Laptop', created_at: now - HOUR, last_used_at: null })
+      .execute();
+    await db.insertInto('webauthn_challenges').values({ challenge: 'challenge-copytest', purpose: 'sign_in', binding: 'b'.repeat(64), user_id: null, expires_at: now + HOUR }).execute();
 
     beta = { id: b.id, key: b.ownerKey, ownerId: b.ownerId, webhookId: hook.id, retrying: retrying!.id, fresh: fresh!.id, failed: failed!.id, waitingRun: waitingRun.id, queuedRun: queuedRun.id };
     for (const [who, key, url] of LISTS()) before[`${who} ${url}`] = await pages((u) => testEnv.request('GET', u, { key }), url);

@@ -100,7 +100,7 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     await audit(page, 'sign in');
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
-    const response = await follow(page, page.getByRole('button', { name: 'Sign in' }));
+    const response = await follow(page, page.getByRole('button', { name: 'Sign in', exact: true }));
     expect(response.status()).toBe(200);
     expect(page.url()).toBe(`${baseUrl}/dashboard`);
     return page;
@@ -412,7 +412,7 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     await screenshot(page, 'login.png');
     await page.getByLabel('Email').fill(OWNER_EMAIL);
     await page.getByLabel('Password').fill('not the password at all');
-    const refused = await follow(page, page.getByRole('button', { name: 'Sign in' }));
+    const refused = await follow(page, page.getByRole('button', { name: 'Sign in', exact: true }));
     expect(refused.status()).toBe(401);
     expect(await page.getByRole('alert').textContent()).toContain(INCORRECT);
     expect(await nav(page).count()).toBe(0);
@@ -435,7 +435,7 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     await page.goto(`${baseUrl}/dashboard/login`);
     await page.getByLabel('Email').fill(OWNER_EMAIL);
     await page.getByLabel('Password').fill(OWNER_PASSWORD);
-    await follow(page, page.getByRole('button', { name: 'Sign in' }));
+    await follow(page, page.getByRole('button', { name: 'Sign in', exact: true }));
     expect(await heading(page)).toBe('Choose an organisation');
     expect(await nav(page).count()).toBe(0);
     await audit(page, 'choose an organisation');

@@ -408,7 +408,7 @@ describe.each(testDialects())('dashboard: members (%s)', (dialect) => {
       // The row says when the link expires and offers both actions.
       const page = await browser.get('/dashboard/members');
       const row = tableRows(page.text, 'Members').find((r) => r.includes(email))!;
-      expect(row).toMatch(/Invited Link expires \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC Resend invitation Cancel invitation$/);
+      expect(row).toMatch(/Invited Link expires \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC — Resend invitation Cancel invitation$/);
 
       const resent = await browser.post(`/dashboard/members/${invited.id}/resend`);
       expect(resent.status).toBe(303);

@@ -38,6 +38,9 @@ const BANNER_PAGES: PageCase[] = [
   { route: '/webhooks/:id/deliveries/:dlv', url: (w) => `${WH(w)}/deliveries/${w.deliveryId}` },
   { route: '/audit-log', url: () => '/dashboard/audit-log' },
   { route: '/account', url: () => '/dashboard/account' },
+  { route: '/account/security', url: () => '/dashboard/account/security' },
+  { route: '/account/security/recovery-codes', url: () => '/dashboard/account/security/recovery-codes' },
+  { route: '/settings/security', url: () => '/dashboard/settings/security' },
   { route: '/billing', url: () => '/dashboard/billing' },
   { route: '/export', url: () => '/dashboard/export' },
 ];
@@ -99,12 +102,17 @@ const REFUSED_FORMS: PageCase[] = [
 const ALLOWED_FORMS = [
   '/login', '/login/choose', '/forgot-password', '/password/:token', '/logout', '/account/name', '/account/password',
   '/api-keys/:id/revoke', '/webhooks/:id/delete', '/audit-log/export', '/export', '/billing/cancel', '/billing/resume', '/billing/portal',
+  // Signing in and account security (DASHBOARD 11) change no workspace data: test/account-security.test.ts.
+  '/login/two-step', '/login/two-step/passkey-options', '/login/passkey/options', '/login/passkey', '/account/confirm/passkey-options',
+  '/account/security/totp/setup', '/account/security/totp/enable', '/account/security/totp/disable', '/account/security/recovery-codes',
+  '/account/security/passkeys/options', '/account/security/passkeys', '/account/security/passkeys/:id/remove',
+  '/account/security/sessions/:id/revoke', '/account/security/sessions/revoke-others', '/settings/security',
 ];
 /**
  * Pages open without a session (no workspace to show), file downloads, and the cancellation's confirmation
  * (the Billing suite's: a workspace already read-only has nothing to confirm and is sent back to Billing).
  */
-const OTHER_GETS = ['/login', '/forgot-password', '/password/:token', '/invitations/:token', '/export/:id/download', '/billing/cancel', '/webhooks/:id/rotated'];
+const OTHER_GETS = ['/login', '/login/two-step', '/forgot-password', '/password/:token', '/invitations/:token', '/export/:id/download', '/billing/cancel', '/webhooks/:id/rotated', '/account/security/totp'];
 
 /** Every route each page module declares, by method, from the source: a new form cannot go untested here. */
 function declaredRoutes(method: 'get' | 'post'): string[] {

@@ -43,7 +43,7 @@ describe.each(testDialects())('dashboard shell (%s)', (dialect) => {
     expect(textOf(res.text)).toContain('Sign out');
     // DASHBOARD 1's order: "My tasks" right after "Projects" (the owner sees every link built so far).
     const nav = /<nav aria-label="Main"[^>]*>([\s\S]*?)<\/nav>/.exec(res.text)![1]!;
-    expect([...nav.matchAll(/<a href="[^"]+"[^>]*>([^<]+)<\/a>/g)].map((m) => m[1])).toEqual(['Overview', 'Projects', 'My tasks', 'Members', 'API keys', 'Webhooks', 'Audit log', 'Export', 'Billing', 'Account']);
+    expect([...nav.matchAll(/<a href="[^"]+"[^>]*>([^<]+)<\/a>/g)].map((m) => m[1])).toEqual(['Overview', 'Projects', 'My tasks', 'Members', 'API keys', 'Webhooks', 'Audit log', 'Export', 'Billing', 'Account', 'Security']);
   });
 
   it('answers an unknown dashboard page with an HTML 404 while /v1 keeps JSON errors', async () => {

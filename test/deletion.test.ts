@@ -124,6 +124,13 @@ async function populate(env: TestEnv, clock: ManualClock, name: string): Promise
     .execute();
   await db.insertInto('export_chunks').values({ export_id: exportId, org_id: org.id, position: 0, data: new Uint8Array([80, 75, 5, 6]) }).execute();
   await db.insertInto('stripe_events').values({ id: newId('evt'), org_id: org.id, type: 'customer.subscription.updated', created: now, received_at: now, outcome: 'applied' }).execute();
+  // Second factors (DASHBOARD 11), as their services leave them.
+  await db.insertInto('totp_factors').values({ org_id: org.id, user_id: member.userId, secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', last_step: null, created_at: now, enabled_at: now }).execute();
+  await db.insertInto('recovery_codes').values({ org_id: org.id, user_id: member.userId, code_hash: newId('tok'), created_at: now, used_at: null }).execute();
+  await db
+    .insertInto('passkeys')
+    .values({ id: newId('pk'), org_id: org.id, user_id: member.userId, credential_id: newId('tok'), public_key: 'pQECAyYgASFYIA', counter: 0, transports: null, device_type: 'singleDevice', backed_up: 0, aaguid: null, name: 'Laptop', created_at: now, last_used_at: null })
+    .execute();
 
   return {
     id: org.id,

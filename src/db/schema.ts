@@ -29,6 +29,8 @@ export interface OrganizationsTable {
   stripe_subscription_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** `created` (ms) of the last Stripe event applied: older events are ignored. */
   stripe_event_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Since when the owner requires two-step verification of every member (DASHBOARD 11), or null. */
+  two_step_required_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** What remains of a deleted organisation: its id and its dates, nothing else. */
@@ -262,6 +264,74 @@ export interface SessionsTable {
   user_agent: string | null;
   /** The one-time slot the next page shows (sealed with a key derived from the session's token), or null. */
   flash: string | null;
+  /** `two_step`: the password was right, the second factor is still owed; such a session opens no page. */
+  stage: ColumnType<SessionStage, SessionStage | undefined, SessionStage>;
+  /** How it signed in (DASHBOARD 11's sessions table). */
+  method: ColumnType<SignInMethod, SignInMethod | undefined, SignInMethod>;
+  /** When it last proved it is its user (a strong sign-in, "Confirm it's you"); null when never. */
+  confirmed_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Wrong codes given at the two-step stage (5 end the attempt). */
+  failures: ColumnType<number, number | undefined, number>;
+}
+
+export type SessionStage = 'active' | 'two_step';
+/**
+ * `link`: a password link or an invitation (proof of the e-mail address only); `password_code`,
+ * `password_recovery` and `password_passkey`: a password and then that second factor; `passkey`: a passkey
+ * alone (two factors in one step).
+ */
+export type SignInMethod = 'password' | 'link' | 'password_code' | 'password_recovery' | 'password_passkey' | 'passkey' | 'sso';
+
+/** An authenticator app (RFC 6238). `secret` is sealed when WEBHOOK_SECRETS_KEY is set. */
+export interface TotpFactorsTable {
+  seq: Generated<number>;
+  org_id: string;
+  user_id: string;
+  secret: string;
+  /** The last time step a code was accepted for: a code is good once (RFC 6238 5.2). */
+  last_step: number | null;
+  created_at: number;
+  enabled_at: number | null;
+}
+
+export interface RecoveryCodesTable {
+  seq: Generated<number>;
+  org_id: string;
+  user_id: string;
+  /** SHA-256 of the code as shown, without its dashes (80 random bits: no offline guessing). */
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
+}
+
+export interface PasskeysTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  user_id: string;
+  /** base64url, as the browser names the credential. */
+  credential_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: number;
+  /** JSON array of transport hints, or null. */
+  transports: string | null;
+  device_type: string;
+  backed_up: number;
+  aaguid: string | null;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export type ChallengePurpose = 'register' | 'sign_in' | 'two_step' | 'confirm';
+
+export interface WebauthnChallengesTable {
+  challenge: string;
+  purpose: ChallengePurpose;
+  binding: string;
+  user_id: string | null;
+  expires_at: number;
 }
 
 export type AuthTokenPurpose = 'setup' | 'reset' | 'choice';
@@ -514,6 +584,10 @@ export interface DB {
   exports: ExportsTable;
   export_chunks: ExportChunksTable;
   auth_changes: AuthChangesTable;
+  totp_factors: TotpFactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -526,6 +600,8 @@ export type EventRow = Selectable<EventsTable>;
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type DeliveryAttemptRow = Selectable<DeliveryAttemptsTable>;
 export type SessionRow = Selectable<SessionsTable>;
+export type TotpFactorRow = Selectable<TotpFactorsTable>;
+export type PasskeyRow = Selectable<PasskeysTable>;
 export type AuthTokenRow = Selectable<AuthTokensTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type ExportRow = Selectable<ExportsTable>;

@@ -59,6 +59,7 @@ export async function startDeliveryWorker(container: Container, options: StartDe
       housekeeping: [
         { name: 'audit log', run: () => container.services.audit.prune() },
         { name: 'expired sessions', run: () => container.services.sessions.prune() },
+        { name: 'unanswered passkey challenges', run: () => container.services.accountSecurity.prune() },
         { name: 'used and expired password links', run: () => container.services.accounts.prune() },
         // Finished bulk replays stay visible as long as failed history is kept.
         { name: 'finished bulk replays', run: () => container.services.replayJobs.prune(container.clock.now() - config.failedRetentionMs) },

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../lib/html.js';
+import { linkMessage as message, mailDate as when } from './link-message.js';
 import type { MailMessage } from './mailer.js';
 
 export interface WebhookHealthMailInput {
@@ -8,17 +8,6 @@ export interface WebhookHealthMailInput {
   failingSince: Date;
   /** `{PUBLIC_BASE_URL}/dashboard/webhooks/{id}` */
   subscriptionUrl: string;
-}
-
-const when = (date: Date) => date.toUTCString().replace('GMT', 'UTC');
-
-function message(to: string, subject: string, paragraphs: string[], link: { text: string; url: string }): MailMessage {
-  return {
-    to,
-    subject,
-    text: [...paragraphs, '', `${link.text}: ${link.url}`].join('\n'),
-    html: [...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`), `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.text)}</a></p>`].join('\n'),
-  };
 }
 
 /** To owners and admins once a subscription has been failing for 24 hours (CONTRACT 11). */

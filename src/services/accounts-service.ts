@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { AuthTokenPurpose, AuthTokenRow, OrganizationRow, UserRow } from '../db/schema.js';
+import type { AuthTokenPurpose, AuthTokenRow, OrganizationRow, SignInMethod, UserRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { Repositories } from '../db/repositories/index.js';
 import { DomainError, errors, fieldError } from '../errors.js';
@@ -159,11 +159,11 @@ export function createAccountsService(deps: AccountsServiceDeps) {
   }
 
   /** A session for a user read again inside the transaction: removed or deactivated meanwhile, no session. */
-  async function startFor(repos: Repositories, orgId: string, userId: string, context: ActorContext, gone: () => DomainError) {
+  async function startFor(repos: Repositories, orgId: string, userId: string, context: ActorContext, method: SignInMethod, gone: () => DomainError) {
     if (!(await openOrganization(repos, orgId))) throw gone();
     const user = await repos.users.findById(orgId, userId);
     if (!user || user.status !== 'active') throw gone();
-    return sessions.start(repos, user, context);
+    return sessions.start(repos, user, context, method);
   }
 
   /** The user's password against `given`; always one scrypt, also when the user has no password yet. */
@@ -243,7 +243,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       await attempt.refund();
       if (matches.length === 1) {
         const [user] = matches as [UserRow];
-        const session = await store.transaction((repos) => startFor(repos, user.org_id, user.id, context, invalidCredentials));
+        const session = await store.transaction((repos) => startFor(repos, user.org_id, user.id, context, 'password', invalidCredentials));
         return { kind: 'session', session };
       }
 
@@ -285,7 +285,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
         if (found.state === 'expired') throw choiceExpired();
         // Every row of the token closes at once: one choice per password check.
         if ((await repos.authTokens.markUsedByHash(hash, 'choice', now)) === 0) throw choiceNotFound();
-        return startFor(repos, found.row.org_id, found.row.user_id, context, choiceNotFound);
+        return startFor(repos, found.row.org_id, found.row.user_id, context, 'password', choiceNotFound);
       });
     },
 
@@ -335,7 +335,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
         await repos.users.update(user.org_id, user.id, { password_hash: passwordHash });
         await repos.sessions.deleteForUser(user.org_id, user.id, null);
         await recordAudit(repos, sessionActor(user, null, context, ACTIVE_WORKSPACE), { action: 'user.password_changed', target: userTarget(user), at: now });
-        return sessions.start(repos, user, context);
+        return sessions.start(repos, user, context, 'link');
       });
     },
 
@@ -421,7 +421,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       const session = await store.transaction(async (repos) => {
         const row = await repos.users.findByIdAnyOrg(user.id);
         if (!row) throw errors.notFound('invitation');
-        return startFor(repos, row.org_id, row.id, context, () => errors.notFound('invitation'));
+        return startFor(repos, row.org_id, row.id, context, 'link', () => errors.notFound('invitation'));
       });
       return { user, session };
     },

@@ -24,6 +24,11 @@ export interface UserActor {
   readonly scope: Scope;
   readonly keyId: string | null;
   readonly sessionId: string | null;
+  /**
+   * When the session last proved it is its user (a strong sign-in, "Confirm it's you"); null for API keys
+   * and for sessions that never did. Sensitive actions ask for it within the last 15 minutes.
+   */
+  readonly confirmedAt: number | null;
   /** The organisation's state as read with the key or session, for this request. */
   readonly workspace: Workspace;
   readonly context: ActorContext;

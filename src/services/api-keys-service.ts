@@ -1,3 +1,4 @@
+import { requireConfirmed } from './confirmation.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { Repositories } from '../db/repositories/index.js';
@@ -128,6 +129,7 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
         const wanted = parseScope(input.scope);
         if (actor.keyId && wanted && !scopeCovers(actor.scope, wanted)) throw errors.forbidden(`this API key (scope ${formatScope(actor.scope)}) cannot create a key wider than itself`);
         await requireWritable(store.repos, actor);
+        requireConfirmed(actor, clock.now());
       }
       const name = checkKeyName(input.name);
       return store.transaction(async (repos) => {

@@ -1,4 +1,6 @@
 import type { AccountsService } from './accounts-service.js';
+import type { AccountSecurityService } from './account-security-service.js';
+import type { TwoStepService } from './two-step-service.js';
 import type { AdminService } from './admin-service.js';
 import type { ApiKeysService } from './api-keys-service.js';
 import type { AuditService } from './audit-service.js';
@@ -26,6 +28,8 @@ import type { EventsService } from './events-service.js';
 /** The services the HTTP layer and the CLI call; built by the container. */
 export interface Services {
   accounts: AccountsService;
+  accountSecurity: AccountSecurityService;
+  twoStep: TwoStepService;
   admin: AdminService;
   apiKeys: ApiKeysService;
   audit: AuditService;

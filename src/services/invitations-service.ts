@@ -110,7 +110,7 @@ export function createInvitationsService({ store, clock, authEvents }: { store: 
           updated_at: now,
         });
         if (!user) throw errors.notFound('invitation');
-        const actor = { type: 'user', orgId: user.org_id, userId: user.id, label: user.email, role: user.role, scope: FULL_SCOPE, keyId: null, sessionId: null, workspace, context } as const;
+        const actor = { type: 'user', orgId: user.org_id, userId: user.id, label: user.email, role: user.role, scope: FULL_SCOPE, keyId: null, sessionId: null, confirmedAt: null, workspace, context } as const;
         await recordAudit(repos, actor, {
           action: 'invitation.accepted',
           target: userTarget(user),

@@ -33,6 +33,10 @@ export async function prepareSecretsAtRest(deps: { store: Store; database: Pick<
       if (value !== null) work.push({ value, reseal: (sealed) => store.repos.webhooks.resealSecret(row.org_id, row.id, column, value, sealed) });
     }
   }
+  // Authenticator apps' secrets are sealed with the same key (DASHBOARD 11).
+  for (const row of await store.repos.secondFactors.totpSecretsNotInFormAcrossOrgs(box.currentPrefix)) {
+    work.push({ value: row.secret, reseal: (sealed) => store.repos.secondFactors.resealTotpSecret(row.org_id, row.user_id, row.secret, sealed) });
+  }
   for (const row of bodies) {
     work.push({ value: row.response_body, reseal: (sealed) => store.repos.idempotency.resealBody(row.org_id, row.api_key_id, row.key, row.response_body, sealed) });
   }

@@ -1,4 +1,4 @@
-import type { UserRow } from '../db/schema.js';
+import type { SessionStage, SignInMethod, UserRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { Repositories } from '../db/repositories/index.js';
 import { sha256Hex } from '../lib/crypto.js';
@@ -10,12 +10,17 @@ import { recordAudit, userTarget } from './audit.js';
 import { tokenHash } from './link-tokens.js';
 import { ACTIVE_WORKSPACE, type Workspace } from './workspace.js';
 import { pacedBatches } from '../lib/paced-batches.js';
+import { DomainError } from '../errors.js';
 
 /** DASHBOARD 2: a session ends after 2 hours without a request, and 12 hours after sign-in at the latest. */
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
 export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
 /** `last_seen_at` is written at most this often: a click is a read, not a write, most of the time. */
 export const SESSION_TOUCH_MS = 60 * 1000;
+/** A sign-in owing its second factor lasts this long (DASHBOARD 11). */
+export const TWO_STEP_STAGE_MS = 10 * 60 * 1000;
+/** Members of an organisation that requires two-step verification have this long to set it up. */
+export const TWO_STEP_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
 
 
 export interface StartedSession {
@@ -23,12 +28,27 @@ export interface StartedSession {
   token: string;
   sessionId: string;
   expiresAt: number;
+  /** `two_step`: the password was right and a second factor is owed before any page opens. */
+  stage: SessionStage;
+}
+
+/** The organisation's two-step requirement as it applies to this session's user. */
+export interface TwoStepStanding {
+  /** Whether the user has a second factor (only read when the organisation requires one). */
+  enrolled: boolean;
+  /** When the user must have set one up by; null when nothing is required of them. */
+  deadline: number | null;
+  /** Past the deadline without a factor: every page but the security page sends them there. */
+  mustEnroll: boolean;
 }
 
 /** A live session: the signed-in user as services see them, with their role as it is now. */
 export interface ResolvedSession {
   sessionId: string;
   expiresAt: number;
+  stage: SessionStage;
+  method: SignInMethod;
+  twoStep: TwoStepStanding;
   user: UserRow;
   organizationName: string;
   workspace: Workspace;
@@ -37,7 +57,7 @@ export interface ResolvedSession {
   sealedFlash: string | null;
 }
 
-export function sessionActor(user: UserRow, sessionId: string | null, context: ActorContext, workspace: Workspace): UserActor {
+export function sessionActor(user: UserRow, sessionId: string | null, context: ActorContext, workspace: Workspace, confirmedAt: number | null = null): UserActor {
   return {
     type: 'user',
     orgId: user.org_id,
@@ -47,6 +67,7 @@ export function sessionActor(user: UserRow, sessionId: string | null, context: A
     scope: FULL_SCOPE,
     keyId: null,
     sessionId,
+    confirmedAt,
     workspace,
     context,
   };
@@ -58,13 +79,31 @@ export function sessionActor(user: UserRow, sessionId: string | null, context: A
  * next click. No cache: the lookup is one indexed join.
  */
 export function createSessionsService({ store, clock }: { store: Store; clock: Clock }) {
+  /**
+   * The organisation's requirement for this user: the one check every page of every sign-in path passes
+   * through. A single sign-on session satisfies it (the provider's own policy applies there).
+   */
+  async function twoStepStanding(requiredAt: number | null, user: UserRow, method: SignInMethod, now: number): Promise<TwoStepStanding> {
+    if (requiredAt === null || method === 'sso') return NOT_REQUIRED;
+    if (await store.repos.secondFactors.hasAny(user.org_id, user.id)) return { enrolled: true, deadline: null, mustEnroll: false };
+    const deadline = Math.max(requiredAt, user.created_at) + TWO_STEP_GRACE_MS;
+    return { enrolled: false, deadline, mustEnroll: now >= deadline };
+  }
+
   return {
-    /** Inside the caller's transaction (sign-in, password setup, invitation): a new token every time. */
-    async start(repos: Repositories, user: UserRow, context: ActorContext): Promise<StartedSession> {
+    /**
+     * Inside the caller's transaction, for every way of signing in (password, organisation choice, password
+     * link, invitation, passkey, single sign-on): a new token every time. This is the one gate of the second
+     * factor: a user who has one and proved only a password or an e-mail address gets a session at the
+     * `two_step` stage, which opens nothing but the two-step page, for 10 minutes.
+     */
+    async start(repos: Repositories, user: UserRow, context: ActorContext, method: SignInMethod): Promise<StartedSession> {
       const token = randomToken(32);
       const now = clock.now();
       const sessionId = newId('sess');
-      const expiresAt = now + SESSION_ABSOLUTE_MS;
+      const owesSecondFactor = (method === 'password' || method === 'link') && (await repos.secondFactors.hasAny(user.org_id, user.id));
+      const stage: SessionStage = owesSecondFactor ? 'two_step' : 'active';
+      const expiresAt = now + (owesSecondFactor ? TWO_STEP_STAGE_MS : SESSION_ABSOLUTE_MS);
       await repos.sessions.insert({
         id: sessionId,
         org_id: user.org_id,
@@ -75,14 +114,39 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
         expires_at: expiresAt,
         ip: context.ip,
         user_agent: context.userAgent,
+        stage,
+        method,
+        confirmed_at: owesSecondFactor ? null : confirmedBy(method, now),
       });
-      // Only the audit row reads this actor; the workspace's state plays no part in signing in.
-      await recordAudit(repos, sessionActor(user, sessionId, context, ACTIVE_WORKSPACE), {
-        action: 'user.signed_in',
-        target: userTarget(user),
-        at: now,
+      if (!owesSecondFactor) await auditSignIn(repos, user, sessionId, context, method, now);
+      return { token, sessionId, expiresAt, stage };
+    },
+
+    /**
+     * The second factor given: the two-step session becomes a signed-in one, under a new token (so the
+     * cookie that carried the password step opens nothing more), with its full lifetime.
+     */
+    async promote(repos: Repositories, pending: ResolvedSession, method: SignInMethod): Promise<StartedSession> {
+      const token = randomToken(32);
+      const now = clock.now();
+      const expiresAt = now + SESSION_ABSOLUTE_MS;
+      const promoted = await repos.sessions.promote(pending.user.org_id, pending.sessionId, {
+        tokenHash: sha256Hex(token),
+        method,
+        confirmedAt: confirmedBy(method, now),
+        now,
+        expiresAt,
       });
-      return { token, sessionId, expiresAt };
+      if (!promoted) throw new DomainError(410, 'sign_in_expired', 'This sign-in has ended. Sign in again.');
+      await auditSignIn(repos, pending.user, pending.sessionId, pending.actor.context, method, now);
+      return { token, sessionId: pending.sessionId, expiresAt, stage: 'active' };
+    },
+
+    /** "Confirm it's you" passed on this session. */
+    async confirm(actor: UserActor): Promise<number> {
+      const now = clock.now();
+      if (actor.sessionId) await store.repos.sessions.confirm(actor.orgId, actor.sessionId, now);
+      return now;
     },
 
     /** The session behind a cookie, or null when it is unknown, expired, idle too long, or its user is gone. */
@@ -101,10 +165,13 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
       return {
         sessionId: session.id,
         expiresAt: session.expires_at,
+        stage: session.stage,
+        method: session.method,
+        twoStep: await twoStepStanding(found.twoStepRequiredAt, user, session.method, now),
         user,
         organizationName: found.organizationName,
         workspace: found.workspace,
-        actor: sessionActor(user, session.id, context, found.workspace),
+        actor: sessionActor(user, session.id, context, found.workspace, session.confirmed_at),
         sealedFlash: session.flash,
       };
     },
@@ -148,3 +215,21 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
 }
 
 export type SessionsService = ReturnType<typeof createSessionsService>;
+
+const NOT_REQUIRED: TwoStepStanding = { enrolled: false, deadline: null, mustEnroll: false };
+
+/** A sign-in that proves the user (password, or a password and a factor, or a passkey) opens sensitive actions; a recovery code never does. */
+function confirmedBy(method: SignInMethod, now: number): number | null {
+  return method === 'password_recovery' ? null : now;
+}
+
+/** `user.signed_in`, naming how (DASHBOARD 11). */
+async function auditSignIn(repos: Repositories, user: UserRow, sessionId: string, context: ActorContext, method: SignInMethod, at: number): Promise<void> {
+  // Only the audit row reads this actor; the workspace's state plays no part in signing in.
+  await recordAudit(repos, sessionActor(user, sessionId, context, ACTIVE_WORKSPACE), {
+    action: 'user.signed_in',
+    target: userTarget(user),
+    changes: { method: { old: null, new: method } },
+    at,
+  });
+}

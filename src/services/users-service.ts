@@ -1,3 +1,4 @@
+import { requireConfirmed } from './confirmation.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { isUniqueViolation } from '../db/database.js';
 import type { Role, UserRow } from '../db/schema.js';
@@ -101,6 +102,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
       authorize(actor, 'users', 'create');
       assertOwnerRule(actor, input.role);
       await requireWritable(store.repos, actor);
+      if (grantsPower(input.role)) requireConfirmed(actor, clock.now());
       // The API's schema checks this first; the dashboard and other doors rely on this check (CONTRACT 5).
       if ([...input.email].length > EMAIL_MAX_LENGTH) throw fieldError('email', `must be at most ${EMAIL_MAX_LENGTH} characters`);
       if (!EMAIL_PATTERN.test(input.email)) throw fieldError('email', 'must be a valid e-mail address');
@@ -151,6 +153,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
       authorize(actor, 'users', 'update');
       assertOwnerRule(actor, role);
       await requireWritable(store.repos, actor);
+      if (grantsPower(role)) requireConfirmed(actor, clock.now());
       const { orgId } = actor;
       const now = clock.now();
       const result = await store.transaction(async (repos) => {
@@ -209,3 +212,8 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;
+
+/** Admin and owner can manage members, keys and webhooks: granting them is a sensitive action (DASHBOARD 11). */
+function grantsPower(role: Role): boolean {
+  return role === 'admin' || role === 'owner';
+}

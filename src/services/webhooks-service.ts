@@ -1,3 +1,4 @@
+import { requireConfirmed } from './confirmation.js';
 import { errors, fieldError } from '../errors.js';
 import { randomBytes } from 'node:crypto';
 import { newId } from '../lib/ids.js';
@@ -307,6 +308,7 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
       await changeable(actor, webhookId, () => {
         if (input.secret !== undefined) checkChosenSecret(input.secret);
       });
+      requireConfirmed(actor, clock.now());
       const seconds = input.previous_expires_in ?? DEFAULT_PREVIOUS_EXPIRES_IN;
       const secret = input.secret ?? generateSecret();
       const now = clock.now();

@@ -61,7 +61,7 @@ export async function signInThroughForm(page: Page, baseUrl: string, email: stri
   await page.goto(`${baseUrl}/dashboard/login`);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
-  await followClick(page, page.getByRole('button', { name: 'Sign in' }));
+  await followClick(page, page.getByRole('button', { name: 'Sign in', exact: true }));
 }
 
 /** A suite's Chromium: its first page, more profiles on demand, and what the pages reported. */

@@ -124,7 +124,7 @@ export class DashboardClient {
     const user = await store.repos.users.findById(orgId, userId);
     if (!user) throw new Error(`no user ${userId}`);
     const started = await store.transaction((repos) =>
-      services.sessions.start(repos, user, { source: 'dashboard', ip: '127.0.0.1', userAgent: 'test', requestId: null }),
+      services.sessions.start(repos, user, { source: 'dashboard', ip: '127.0.0.1', userAgent: 'test', requestId: null }, 'password'),
     );
     const name = this.env.config.publicBaseUrl.startsWith('https:') ? '__Host-ws_session' : 'ws_session';
     this.cookies.set(name, started.token);

@@ -20,6 +20,7 @@ export async function dashboardActor(container: Container, orgId: string, userId
     keyId: null,
     workspace: ACTIVE_WORKSPACE,
     sessionId: 'sess_test',
+    confirmedAt: container.clock.now(),
     context: { source: 'dashboard', ip: '192.0.2.7', userAgent: 'vitest', requestId: 'req_test' },
   };
 }

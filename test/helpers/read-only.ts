@@ -67,6 +67,7 @@ export async function sessionActorOf(container: Container, orgId: string, userId
     scope: FULL_SCOPE,
     keyId: null,
     sessionId: 'sess_test',
+    confirmedAt: container.clock.now(),
     workspace,
     context: { source: 'dashboard', ip: '192.0.2.9', userAgent: 'vitest', requestId: null },
   };

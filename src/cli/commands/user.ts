@@ -59,5 +59,24 @@ export const userGroup: CommandGroup = {
         };
       },
     },
+    {
+      name: 'reset-mfa',
+      summary: "remove a user's authenticator app, recovery codes and passkeys, and end their sessions",
+      details: "The operator's break glass for a member who lost every second factor. Audited (source cli); the user and the organisation's owners are mailed.",
+      options: {
+        user: { type: 'string', value: 'USER', description: 'user id (user_...)', required: true },
+      },
+      async run(input) {
+        const result = await withContainer(input, (c) => c.services.accountSecurity.resetSecondFactors(cliActor(''), required(input, 'user')));
+        return {
+          data: result,
+          text: formatFields([
+            ['User', result.user_id],
+            ['Passkeys removed', String(result.passkeys_removed)],
+            ['Sessions ended', String(result.sessions_ended)],
+          ]),
+        };
+      },
+    },
   ],
 };

@@ -13,6 +13,7 @@ import { webhookTrustMigration } from './010-webhook-trust.js';
 import { sessionFlashMigration } from './011-session-flash.js';
 import { workspaceApiMigration } from './012-workspace-api.js';
 import { deliveryControlMigration } from './013-delivery-control.js';
+import { accountSecurityMigration } from './014-account-security.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -35,6 +36,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '011_session_flash': sessionFlashMigration(),
         '012_workspace_api': workspaceApiMigration(),
         '013_delivery_control': deliveryControlMigration(),
+        '014_account_security': accountSecurityMigration(dialect),
       };
     },
   };

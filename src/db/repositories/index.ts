@@ -15,6 +15,8 @@ import { replayJobsRepository } from './replay-jobs-repo.js';
 import { runsRepository } from './runs-repo.js';
 import { requestCountsRepository } from './request-counts-repo.js';
 import { sessionsRepository } from './sessions-repo.js';
+import { secondFactorsRepository } from './second-factors-repo.js';
+import { webauthnChallengesRepository } from './webauthn-challenges-repo.js';
 import { stripeEventsRepository } from './stripe-events-repo.js';
 import { tasksRepository } from './tasks-repo.js';
 import { usersRepository } from './users-repo.js';
@@ -37,6 +39,8 @@ export function createRepositories(ctx: RepoContext) {
     deliveries: deliveriesRepository(ctx),
     audit: auditRepository(ctx),
     sessions: sessionsRepository(ctx),
+    secondFactors: secondFactorsRepository(ctx),
+    webauthnChallenges: webauthnChallengesRepository(ctx),
     authTokens: authTokensRepository(ctx),
     requestCounts: requestCountsRepository(ctx),
     replayJobs: replayJobsRepository(ctx),

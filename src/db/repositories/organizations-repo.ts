@@ -14,6 +14,11 @@ export function organizationsRepository(ctx: RepoContext) {
       return db.selectFrom('organizations').selectAll().where('id', '=', orgId).executeTakeFirst();
     },
 
+    /** Since when every member must have a second factor (DASHBOARD 11), or null for no requirement. */
+    async setTwoStepRequired(orgId: string, since: number | null): Promise<void> {
+      await db.updateTable('organizations').set({ two_step_required_at: since }).where('id', '=', orgId).execute();
+    },
+
     /** Moves the organisation between lifecycle states; only from `from` (a concurrent change loses). */
     async setState(
       orgId: string,

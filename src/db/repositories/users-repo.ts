@@ -63,6 +63,11 @@ export function usersRepository({ db }: RepoContext) {
         .execute();
     },
 
+    /** Every active member (the two-step requirement's notices). */
+    async listActive(orgId: string): Promise<UserRow[]> {
+      return db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('status', '=', 'active' satisfies UserStatus).orderBy('seq').execute();
+    },
+
     /** Active owners and admins: who hears about the organisation's webhooks (CONTRACT 11). */
     async findActiveAdmins(orgId: string): Promise<UserRow[]> {
       return db

@@ -12,6 +12,7 @@ import type { Flash } from './flash.js';
 import { renderPage } from './render.js';
 import type { Viewer } from './views/layout.js';
 import { hasControlCharacter } from '../../lib/text.js';
+import { CONFIRMATION_REQUIRED } from '../../services/confirmation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,6 +20,11 @@ declare module 'fastify' {
     dashboardPublic?: boolean;
     /** A JSON fragment a page polls for progress: it never empties the session's one-time slot. */
     dashboardFragment?: boolean;
+    /**
+     * Open to a member who must set up two-step verification first (DASHBOARD 11): the security page and
+     * what it posts to, and signing out. Every other page sends them there.
+     */
+    dashboardEnrollment?: boolean;
   }
   interface FastifyRequest {
     /** Set for every /dashboard request by the dashboard's onRequest hook. */
@@ -28,6 +34,8 @@ declare module 'fastify' {
 
 export interface DashboardState {
   session: ResolvedSession | null;
+  /** A sign-in that still owes its second factor: it opens only the two-step page (and the public ones). */
+  pending: ResolvedSession | null;
   /** The secret this browser's CSRF tokens derive from: the session token, or the pre-session cookie. */
   csrfSecret: string | null;
   /** What the session's one-time slot held for this page (taken when a page is shown, never for a fragment). */
@@ -59,6 +67,7 @@ export function pageContext(request: FastifyRequest): PageContext {
       organizationName: session.organizationName,
       workspace: session.actor.workspace,
       flash,
+      twoStepDeadline: session.twoStep.deadline,
     },
     csrf: csrfToken(csrfSecret),
   };
@@ -129,6 +138,8 @@ export function pathId(id: string, what: string): string {
 export function pageRefusal(reply: FastifyReply, error: unknown, statuses?: readonly number[]): DomainError {
   if (!(error instanceof DomainError) || error.status >= 500 || (statuses && !statuses.includes(error.status))) throw error;
   if (isReadOnlyRefusal(error)) throw error;
+  // "Confirm it's you" is its own page, whichever form asked (confirm-identity.tsx).
+  if (error.code === CONFIRMATION_REQUIRED) throw error;
   if (error.headers) reply.headers(error.headers);
   return error;
 }

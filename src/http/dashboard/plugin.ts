@@ -18,6 +18,7 @@ import { csrfMatches, isCrossSite } from './csrf.js';
 import { schemaRefusalMessage } from './form-validation.js';
 import { dashboardPages } from './pages/index.js';
 import { ErrorPage, ReadOnlyPage } from './views/error-page.js';
+import { confirmIdentity, isConfirmationRefusal, readWebauthnBundle, sendConfirmPage } from './confirm-identity.js';
 
 const ASSETS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../public/dashboard');
 
@@ -85,15 +86,19 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
     reply.headers(SECURITY_HEADERS);
     // The stylesheet and script are public and the same for everyone: no session lookup for them.
     if (request.url.startsWith(ASSET_PREFIX)) {
-      request.dashboard = { session: null, csrfSecret: null, flash: null, keepFlash: null };
+      request.dashboard = { session: null, pending: null, csrfSecret: null, flash: null, keepFlash: null };
       return;
     }
     const token = request.cookies[cookies.session];
-    const session = token ? await services.sessions.resolve(token, requestContext(request, 'dashboard')) : null;
-    if (token && !session) cookies.clearSession(reply);
+    const resolved = token ? await services.sessions.resolve(token, requestContext(request, 'dashboard')) : null;
+    if (token && !resolved) cookies.clearSession(reply);
+    // A sign-in owing its second factor is not signed in: it opens the two-step page and nothing else.
+    const session = resolved?.stage === 'active' ? resolved : null;
+    const pending = resolved?.stage === 'two_step' ? resolved : null;
     request.dashboard = {
       session,
-      csrfSecret: session ? token! : (request.cookies[cookies.csrf] ?? null),
+      pending,
+      csrfSecret: resolved ? token! : (request.cookies[cookies.csrf] ?? null),
       flash: null,
       keepFlash: session ? (flash) => services.sessions.putFlash(session, token!, flash) : null,
     };
@@ -101,7 +106,16 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
     if (session?.sealedFlash && request.method === 'GET' && !request.routeOptions.config.dashboardFragment) {
       request.dashboard.flash = asFlash(await services.sessions.takeFlash(session, token!));
     }
-    if (session || request.routeOptions.config.dashboardPublic) return;
+    const config = request.routeOptions.config;
+    if (session) {
+      // The organisation's requirement, decided by the sessions service for every sign-in path alike.
+      if (session.twoStep.mustEnroll && !config.dashboardEnrollment && !config.dashboardPublic) {
+        return reply.code(303).header('location', '/dashboard/account/security?required=1').send();
+      }
+      return;
+    }
+    if (config.dashboardPublic) return;
+    if (pending) return reply.code(303).header('location', '/dashboard/login/two-step').send();
     // Not signed in: to the sign-in page, and back here afterwards (only a page a GET can show again).
     const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
     return reply.code(303).header('location', `/dashboard/login${next}`).send();
@@ -114,9 +128,14 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
     const secret = request.dashboard.csrfSecret;
     const given = (request.body as Record<string, unknown> | undefined)?._csrf;
     if (!secret || !csrfMatches(secret, given)) throw new CsrfError();
+    // "Confirm it's you" posts the original form again with the proof beside it: checked, then taken out,
+    // so the original route sees its own fields and goes on (DASHBOARD 11).
+    await confirmIdentity(services, request);
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    // A sensitive action without a recent confirmation: the page asks, and posts the same form again.
+    if (isConfirmationRefusal(error) && request.dashboard?.session) return sendConfirmPage(services, request, reply, error);
     // A refused form goes back to the page it was on, the reason shown there once: a reload shows that page
     // and never posts again. A post without its page (a forged one, a script) gets the error page.
     const from = refusedFormOrigin(error, request);
@@ -125,6 +144,12 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
   });
   app.setNotFoundHandler((request, reply) =>
     renderError(new DomainError(404, 'not_found', 'There is no page at this address.'), request, reply),
+  );
+
+  // The passkey library's browser bundle, served by us (CSP `script-src 'self'`), read once.
+  const webauthnBundle = await readWebauthnBundle();
+  app.get('/assets/webauthn.js', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(webauthnBundle),
   );
 
   for (const page of dashboardPages) await app.register(page, deps);

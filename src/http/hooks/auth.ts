@@ -119,6 +119,7 @@ export function actorOf(request: FastifyRequest): UserActor {
     scope: p.scope,
     keyId: p.keyId,
     sessionId: null,
+    confirmedAt: null,
     workspace: p.workspace,
     context: requestContext(request, 'api'),
   };

@@ -12,7 +12,7 @@ import { dashboardCookies, type DashboardCookies } from '../cookies.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses } from '../schemas.js';
 import { ActionForm, CsrfField, errorFor, Field, type FormError } from '../views/components.js';
-import { Layout } from '../views/layout.js';
+import { Layout, PASSKEY_SCRIPTS } from '../views/layout.js';
 
 /** Pages before sign-in answer 401 (wrong credentials) and 410 (an expired link) besides the usual. */
 export const publicResponses = {
@@ -21,7 +21,7 @@ export const publicResponses = {
   410: HtmlPage('The link or sign-in has expired.'),
 };
 
-const publicPage = { dashboardPublic: true } as const;
+export const publicPage = { dashboardPublic: true } as const;
 
 const LoginQuery = Type.Object(
   { next: Type.Optional(Type.String({ maxLength: 2048 })), signed_out: Type.Optional(Type.Literal('1')) },
@@ -49,20 +49,40 @@ export async function enterSession(
   session: StartedSession,
   next: string,
 ): Promise<FastifyReply> {
-  const previous = request.dashboard.session;
+  const previous = request.dashboard.session ?? request.dashboard.pending;
   if (previous && previous.sessionId !== session.sessionId) await services.sessions.end(previous.actor);
   cookies.setSession(reply, session.token, session.expiresAt);
-  return seeOther(reply, safeDashboardPath(next) ?? '/dashboard');
+  const target = safeDashboardPath(next) ?? '/dashboard';
+  // The password (or a link) was right and the user has a second factor: it is asked for next (DASHBOARD 11).
+  if (session.stage === 'two_step') return seeOther(reply, `/dashboard/login/two-step${target === '/dashboard' ? '' : `?next=${encodeURIComponent(target)}`}`);
+  return seeOther(reply, target);
 }
 
 /** A field for choosing a password: the rule said up front, and browsers offer to generate one. */
+/**
+ * "Sign in with a passkey" (DASHBOARD 11): a discoverable credential, no e-mail typed. The button needs
+ * JavaScript and stays hidden without it; the page script fills `response` and sends the form.
+ */
+function PasskeySignIn({ csrf, next }: { csrf: string; next: string | null }) {
+  return (
+    <form method="post" action="/dashboard/login/passkey" class="passkey-sign-in" data-passkey-auth="/dashboard/login/passkey/options" data-passkey-field="response">
+      <CsrfField token={csrf} />
+      {next ? <input type="hidden" name="next" value={next} /> : null}
+      <input type="hidden" name="response" value="" />
+      <button type="button" class="button secondary" data-passkey-button hidden>
+        Sign in with a passkey
+      </button>
+    </form>
+  );
+}
+
 export function NewPasswordField({ id, label, errors, hint = '8 to 1,024 characters.', autofocus }: { id: string; label: string; errors?: FormError[] | undefined; hint?: string; autofocus?: boolean }) {
   return <Field id={id} label={label} type="password" error={errorFor(errors, id)} hint={hint} autocomplete="new-password" required autofocus={autofocus} />;
 }
 
-function LoginPage({ csrf, next, email, errors, notice }: { csrf: string; next: string | null; email?: string; errors?: FormError[]; notice?: string | null }) {
+export function LoginPage({ csrf, next, email, errors, notice }: { csrf: string; next: string | null; email?: string; errors?: FormError[]; notice?: string | null }) {
   return (
-    <Layout title="Sign in" errors={errors} notice={notice}>
+    <Layout title="Sign in" errors={errors} notice={notice} scripts={PASSKEY_SCRIPTS}>
       <form method="post" action="/dashboard/login">
         <CsrfField token={csrf} />
         {next ? <input type="hidden" name="next" value={next} /> : null}
@@ -70,6 +90,7 @@ function LoginPage({ csrf, next, email, errors, notice }: { csrf: string; next: 
         <Field id="password" label="Password" type="password" error={errorFor(errors, 'password')} autocomplete="current-password" required />
         <button type="submit">Sign in</button>
       </form>
+      <PasskeySignIn csrf={csrf} next={next} />
       <p class="auth-links">
         <a href="/dashboard/forgot-password">Forgot password?</a>
       </p>

@@ -18,6 +18,9 @@ import { workflowsPages } from './workflows.js';
 import { webhookHistoryPages } from './webhook-history.js';
 import { webhooksPages } from './webhooks.js';
 import { webhookSettingsPages } from './webhook-settings.js';
+import { securityPages } from './security.js';
+import { securitySettingsPages } from './security-settings.js';
+import { twoStepPages } from './two-step.js';
 
 /** Every page module of the dashboard, registered under /dashboard. */
-export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, webhookSettingsPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages, billingPortalPages];
+export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, webhookSettingsPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages, billingPortalPages, twoStepPages, securityPages, securitySettingsPages];

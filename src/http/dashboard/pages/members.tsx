@@ -53,6 +53,8 @@ interface MembersViewProps {
   activeOwners: number;
   /** When each invited member's link expires. */
   expiries: Map<string, number>;
+  /** Members with a second factor (DASHBOARD 11's "2-step" column); shown to admins and owners. */
+  twoStep: Set<string>;
   cursor?: string | undefined;
   invite?: InviteForm;
   errors?: readonly FormError[];
@@ -123,12 +125,13 @@ function StatusCell({ user, expiries }: { user: User; expiries: Map<string, numb
   );
 }
 
-function MembersView({ page, members, activeOwners, expiries, cursor, invite = EMPTY_INVITE, errors: formErrors = [] }: MembersViewProps) {
+function MembersView({ page, members, activeOwners, expiries, twoStep, cursor, invite = EMPTY_INVITE, errors: formErrors = [] }: MembersViewProps) {
   const { actor, csrf } = page;
   // Only what the rules let this viewer do is offered; the services refuse the rest anyway.
   const canInvite = canChange(actor, 'users', 'create');
   const showActions = canChange(actor, 'users', 'delete');
-  const headers = ['Name', 'Email', 'Role', 'Status', ...(showActions ? ['Actions'] : [])];
+  const showTwoStep = page.actor.role === 'admin' || page.actor.role === 'owner';
+  const headers = ['Name', 'Email', 'Role', 'Status', ...(showTwoStep ? ['2-step'] : []), ...(showActions ? ['Actions'] : [])];
   // The roles this viewer may grant, for the invitation and every row's select.
   const grantable = grantableRoles(actor);
   const roleOptions = ROLE_OPTIONS.filter((o) => grantable.includes(o.value));
@@ -177,6 +180,7 @@ function MembersView({ page, members, activeOwners, expiries, cursor, invite = E
             <td>
               <StatusCell user={user} expiries={expiries} />
             </td>
+            {showTwoStep ? <td>{user.status === 'invited' ? <span class="muted">—</span> : twoStep.has(user.id) ? 'On' : 'Off'}</td> : null}
             {showActions ? (
               <td>
                 <ActionsCell page={page} user={user} activeOwners={activeOwners} />
@@ -217,8 +221,12 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   async function listing(page: PageContext, cursor?: string) {
     const members = await users.listMembers(page.actor.orgId, { limit: PAGE_SIZE, cursor });
     const invited = members.items.filter((u) => u.status === 'invited').map((u) => u.id);
-    const [activeOwners, expiries] = await Promise.all([users.activeOwnerCount(page.actor.orgId), users.invitationExpiries(page.actor.orgId, invited)]);
-    return { members, activeOwners, expiries };
+    const [activeOwners, expiries, twoStep] = await Promise.all([
+      users.activeOwnerCount(page.actor.orgId),
+      users.invitationExpiries(page.actor.orgId, invited),
+      services.accountSecurity.membersWithTwoStep(page.actor, members.items.map((u) => u.id)),
+    ]);
+    return { members, activeOwners, expiries, twoStep };
   }
   const firstPage = (page: PageContext) => listing(page);
 

@@ -122,7 +122,7 @@ export const overviewPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   });
 
   // "Sign out" ends this session everywhere: the row is gone, so no instance accepts the cookie again.
-  app.post('/logout', { schema: { hide: true, body: FormBody({}), response: { 303: { description: 'To the sign-in page.' } } } }, async (request, reply) => {
+  app.post('/logout', { config: { dashboardEnrollment: true }, schema: { hide: true, body: FormBody({}), response: { 303: { description: 'To the sign-in page.' } } } }, async (request, reply) => {
     const session = request.dashboard.session;
     if (session) await services.sessions.end(session.actor);
     cookies.clearSession(reply);

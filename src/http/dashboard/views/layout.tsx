@@ -16,6 +16,8 @@ export interface Viewer {
   workspace: Workspace;
   /** What the session's one-time slot held for this page view: shown once by the layout. */
   flash?: Flash | null;
+  /** The organisation requires two-step verification and this member has none yet: set it up by then. */
+  twoStepDeadline?: number | null;
 }
 
 export interface NavItem {
@@ -39,7 +41,11 @@ export const NAV: readonly NavItem[] = [
   { href: '/dashboard/export', label: 'Export', roles: ADMINS },
   { href: '/dashboard/billing', label: 'Billing' },
   { href: '/dashboard/account', label: 'Account' },
+  { href: '/dashboard/account/security', label: 'Security' },
 ];
+
+/** The scripts of a page with a passkey ceremony: the library's bundle, then ours. */
+export const PASSKEY_SCRIPTS = ['webauthn.js', 'passkeys.js'] as const;
 
 export interface LayoutProps {
   title: string;
@@ -52,6 +58,8 @@ export interface LayoutProps {
   notice?: string | null | undefined;
   /** Work in progress the page follows: polled by the script, refreshed without it. */
   progress?: Progress | null | undefined;
+  /** Page scripts beyond the common one, from /dashboard/assets/ (passkey ceremonies). */
+  scripts?: readonly string[] | undefined;
   children?: ComponentChildren;
 }
 
@@ -104,8 +112,17 @@ export function ReadOnlyBanner({ workspace, role }: { workspace: Workspace; role
   );
 }
 
+/** DASHBOARD 11: the organisation's requirement, during the member's 7 days of grace. */
+function TwoStepBanner({ deadline }: { deadline: number }) {
+  return (
+    <p class="read-only-banner" role="status">
+      Your organisation requires two-step verification. <a href="/dashboard/account/security">Set up two-step verification by <Day iso={new Date(deadline).toISOString()} /></a>.
+    </p>
+  );
+}
+
 /** Every dashboard page: landmarks, a skip link, the navigation, errors first. No inline script or style. */
-export function Layout({ title, viewer, csrf, current, errors, notice, progress, children }: LayoutProps) {
+export function Layout({ title, viewer, csrf, current, errors, notice, progress, scripts, children }: LayoutProps) {
   const fullTitle = viewer ? `${title} · ${viewer.organizationName} · Workspace` : `${title} · Workspace`;
   return (
     <html lang="en">
@@ -117,6 +134,7 @@ export function Layout({ title, viewer, csrf, current, errors, notice, progress,
         <link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
         <script src="/dashboard/assets/dashboard.js" defer></script>
+        {scripts?.map((name) => <script src={`/dashboard/assets/${name}`} defer></script>)}
         {progress ? (
           <noscript>
             <meta http-equiv="refresh" content="15" />
@@ -137,6 +155,7 @@ export function Layout({ title, viewer, csrf, current, errors, notice, progress,
             </p>
           ) : null}
           {viewer ? <ReadOnlyBanner workspace={viewer.workspace} role={viewer.role} /> : null}
+          {viewer?.twoStepDeadline ? <TwoStepBanner deadline={viewer.twoStepDeadline} /> : null}
         </header>
         {viewer && csrf ? <Nav viewer={viewer} csrf={csrf} current={current} /> : null}
         <main id="main" tabindex={-1}>
