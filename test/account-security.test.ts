@@ -518,6 +518,9 @@ describe.each(testDialects())('account security (%s)', (dialect) => {
       const since = (await env.container.store.repos.organizations.findById(org.id))!.two_step_required_at;
       expect(since).toBe(clock.now());
       expect(await auditRows('organization.security_changed')).toHaveLength(1);
+      // The API says so too (GET /v1/organization), to any key of the organisation.
+      const orgView = await env.request('GET', '/v1/organization', { key: memberKey });
+      expect(orgView.body).toMatchObject({ two_step_required_at: new Date(since!).toISOString() });
       await mailed(member.email, 'requires two-step verification');
 
       // Grace: the notice, every page open.

@@ -301,7 +301,7 @@ describe.each(testDialects())('the whole workspace through /v1 (%s)', (dialect) 
     it('reads the organisation with any key, and shows it read-only with its deletion date once cancelled', async () => {
       const scoped = (await org.member('member', 'projects:read')).key;
       const res = await call('GET', '/v1/organization', { key: scoped });
-      expect(res.body).toEqual({ id: org.id, name: 'Acme', state: 'active', deletion_at: null, created_at: expect.any(String) });
+      expect(res.body).toEqual({ id: org.id, name: 'Acme', state: 'active', deletion_at: null, two_step_required_at: null, created_at: expect.any(String) });
       const later = await env.createOrg('Closing');
       await cancelSubscription(env.container, later.id);
       const closed = await call('GET', '/v1/organization', { key: later.ownerKey });

@@ -1259,6 +1259,8 @@ export interface components {
             state: "active" | "read_only";
             /** @description When the organisation and all its data will be deleted; null while active. */
             deletion_at: string | null;
+            /** @description Since when an owner requires two-step verification (an authenticator app or a passkey) of every member, set on the dashboard's organisation security settings; null when it is not required. Members without one have 7 days; API keys are not affected. */
+            two_step_required_at: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -4917,6 +4919,7 @@ export interface operations {
                      *       "name": "Acme",
                      *       "state": "active",
                      *       "deletion_at": null,
+                     *       "two_step_required_at": null,
                      *       "created_at": "2026-11-22T09:30:00.000Z"
                      *     }
                      */

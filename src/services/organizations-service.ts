@@ -9,6 +9,8 @@ export interface OrganizationView {
   name: string;
   state: 'active' | 'read_only';
   deletion_at: string | null;
+  /** Since when the owner requires two-step verification of every member (DASHBOARD 11); null when not. */
+  two_step_required_at: string | null;
   created_at: string;
 }
 
@@ -23,6 +25,7 @@ export function createOrganizationsService({ store }: { store: Store }) {
         name: row.name,
         state: row.state === 'active' ? 'active' : 'read_only',
         deletion_at: row.deletion_at === null ? null : toIso(row.deletion_at),
+        two_step_required_at: row.two_step_required_at === null ? null : toIso(row.two_step_required_at),
         created_at: toIso(row.created_at),
       };
     },

@@ -356,7 +356,7 @@ export const operationDocs: Record<string, OperationDocs> = {
   getEvent: { response: 'The event; `data` is the webhook body\'s `data`, byte for byte.', example: event },
   getOrganization: {
     response: "The key's organisation.",
-    example: { id: 'org_7p9q1r3s5t7u9v1w3x5y7z9a', name: 'Acme', state: 'active', deletion_at: null, created_at: at },
+    example: { id: 'org_7p9q1r3s5t7u9v1w3x5y7z9a', name: 'Acme', state: 'active', deletion_at: null, two_step_required_at: null, created_at: at },
   },
   listAuditLog: { response: 'A page of audit rows, newest first.', example: { data: [auditEntry], next_cursor: null } },
   listApiKeys: { response: 'A page of API keys, newest first; never their secrets.', example: { data: [apiKey], next_cursor: null } },

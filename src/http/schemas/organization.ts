@@ -10,6 +10,10 @@ export const Organization = Type.Object(
       description: '`read_only` once the subscription is cancelled: every change is refused with 403 `workspace_read_only` until it is resumed.',
     }),
     deletion_at: Type.Union([Timestamp, Type.Null()], { description: 'When the organisation and all its data will be deleted; null while active.' }),
+    two_step_required_at: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'Since when an owner requires two-step verification (an authenticator app or a passkey) of every member, set on the dashboard\'s organisation security settings; null when it is not required. Members without one have 7 days; API keys are not affected.',
+    }),
     created_at: Timestamp,
   },
   { $id: 'Organization', title: 'Organization' },

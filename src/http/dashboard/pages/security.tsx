@@ -105,7 +105,7 @@ function SecurityView({ page, overview, sessions, required, errors, passkeyName 
             <tr>
               <td>
                 {deviceLabel(session.userAgent)}
-                {session.current ? <strong class="badge"> This session</strong> : null}
+                {session.current ? <strong class="badge">This session</strong> : null}
               </td>
               <td>{session.ip ?? <span class="muted">unknown</span>}</td>
               <td>
