@@ -111,6 +111,35 @@ describe.each(testDialects())('password links from the command line (%s)', (dial
   });
 
   /** An invited (not yet active) user, made through the service the API calls. */
+  it("user reset-mfa removes a user's factors and sessions (exit 0), and refuses an unknown user (exit 1)", async () => {
+    const created = await cliJson(['org', 'create', '--name', 'Locked Out', '--owner-email', 'lockedout@example.com'], world.env);
+    const orgId = created.organization.id;
+    const member = await cliJson(['user', 'add', '--org', orgId, '--email', 'lost.phone@example.com', '--role', 'member'], world.env);
+    const now = Date.now();
+    const db = container.database.db;
+    await db.insertInto('totp_factors').values({ org_id: orgId, user_id: member.id, secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', last_step: null, created_at: now, enabled_at: now }).execute();
+    await db.insertInto('recovery_codes').values({ org_id: orgId, user_id: member.id, code_hash: 'c'.repeat(64), created_at: now, used_at: null }).execute();
+    const link = await cliJson(['user', 'password-link', '--user', member.id], world.env);
+    const { browser } = await setPassword(pathOf(link.url), 'member password ok');
+    // With a factor, the link's sign-in owes the second step.
+    expect((await browser.get('/dashboard')).location).toBe('/dashboard/login/two-step');
+
+    const reset = await cliJson(['user', 'reset-mfa', '--user', member.id], world.env);
+    expect(reset).toEqual({ user_id: member.id, passkeys_removed: 0, sessions_ended: 1 });
+    expect(await container.store.repos.secondFactors.hasAny(orgId, member.id)).toBe(false);
+    expect(await db.selectFrom('recovery_codes').select('seq').where('user_id', '=', member.id).execute()).toHaveLength(0);
+    const audit = await db.selectFrom('audit_log').selectAll().where('org_id', '=', orgId).where('action', '=', 'user.mfa_disabled').execute();
+    expect(audit.map((r) => [r.source, r.target_id])).toEqual([['cli', member.id]]);
+    const human = await runCli(['user', 'reset-mfa', '--user', member.id], world.env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/Sessions ended\s+0/);
+
+    const unknown = await runCli(['user', 'reset-mfa', '--user', 'user_doesnotexist', '--json'], world.env);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stdout)).toEqual({ error: { code: 'not_found', message: 'user not found' } });
+    expect((await runCli(['user', 'reset-mfa'], world.env)).code).toBe(2);
+  });
+
   async function invitedUser(orgId: string): Promise<string> {
     const user = await container.services.users.invite(cliActor(orgId), { email: 'invited@example.com', role: 'member' });
     expect(user.status).toBe('invited');
