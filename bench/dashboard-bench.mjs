@@ -1,16 +1,25 @@
 #!/usr/bin/env node
-// A/B of the dashboard's pages: loads two builds of the service in this process (each on its own seeded SQLite
-// database: 40 members with 10 invited, 30 projects, a workflow with 3 steps and a finished run, 200 audit
-// rows), signs in a session on each, then alternates short rounds of `app.inject` GETs of each page so machine
-// noise hits both. Reports median µs of CPU per page view for each build and the ratio.
-//   node bench/dashboard-bench.mjs <base-root> <candidate-root> [rounds=8] [ms=500]
-// A root is a checkout with dist/ built (e.g. `git worktree add /tmp/base <commit>`, node_modules linked, `npx tsc -p tsconfig.build.json`).
+// A/B of the dashboard's pages. Each measurement is a child process that loads ONE build (on its own seeded
+// SQLite database: 40 members with 10 invited, 30 projects, a workflow with 3 steps and a finished run, 200 audit
+// rows), signs in a session, warms one page, and times `app.inject` GETs of it (µs of CPU per page view).
+// Children of the two builds alternate, so machine noise hits both; medians over the rounds are compared.
+// One build and one page per process: two builds in one process share node_modules, and the second one loaded
+// ran up to 2x slower whichever it was (V8 sees two sets of callers at the same library call sites); several
+// pages in one process moved each other's figures by up to 30% in either direction. Pages only the candidate
+// has (issue 32's sign-in security pages) are timed on it alone. Last, the sign-in itself (the form's POST for a
+// user without a second factor: one scrypt, a session row, an audit row).
+//   node bench/dashboard-bench.mjs <base-root> <candidate-root> [rounds=4] [ms=500]   (about 6 minutes)
+// A root is a checkout with dist/ built (e.g. `git archive <commit> | tar -x -C /tmp/base`, node_modules linked,
+// `npx tsc -p tsconfig.build.json`).
+import { execFileSync } from 'node:child_process';
+import { URLSearchParams } from 'node:url';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const [baseRoot, candRoot, roundsText = '8', msText = '500'] = process.argv.slice(2);
-if (!baseRoot || !candRoot) {
+const single = process.argv[2] === '--single';
+const [baseRoot, candRoot, roundsText = '4', msText = '500'] = process.argv.slice(single ? 3 : 2);
+if (!baseRoot || (!single && !candRoot)) {
   console.error('usage: node bench/dashboard-bench.mjs <base-root> <candidate-root> [rounds] [ms]');
   process.exit(2);
 }
@@ -41,30 +50,61 @@ async function load(root, label) {
   const run = await services.workflows.startRun(actor, workflow.id);
   for (let i = 0; i < 200; i++) await services.projects.update(actor, projectId, { description: `Edit ${i}` });
   const owner = await store.repos.users.findById(orgId, created.owner.id);
-  const session = await store.transaction((repos) => services.sessions.start(repos, owner, { source: 'dashboard', ip: '127.0.0.1', userAgent: 'bench', requestId: null }));
+  const context = { source: 'dashboard', ip: '127.0.0.1', userAgent: 'bench', requestId: null };
+  // The method argument is new in issue 32; an older build ignores it.
+  const session = await store.transaction((repos) => services.sessions.start(repos, owner, context, 'password'));
   const headers = { cookie: `ws_session=${session.token}` };
+  const signedIn = (url) => ({ url, headers });
   const pages = {
-    overview: '/dashboard',
-    projects: '/dashboard/projects',
-    project: `/dashboard/projects/${projectId}`,
-    workflow: `/dashboard/projects/${projectId}/workflows/${workflow.id}`,
-    run: `/dashboard/runs/${run.id}`,
-    members: '/dashboard/members',
-    'audit log': '/dashboard/audit-log',
+    overview: signedIn('/dashboard'),
+    projects: signedIn('/dashboard/projects'),
+    project: signedIn(`/dashboard/projects/${projectId}`),
+    workflow: signedIn(`/dashboard/projects/${projectId}/workflows/${workflow.id}`),
+    run: signedIn(`/dashboard/runs/${run.id}`),
+    members: signedIn('/dashboard/members'),
+    'audit log': signedIn('/dashboard/audit-log'),
+    account: signedIn('/dashboard/account'),
+    'sign-in': { url: '/dashboard/login', headers: {} },
   };
-  for (const url of Object.values(pages)) {
-    const res = await app.inject({ method: 'GET', url, headers });
-    if (res.statusCode !== 200) throw new Error(`${label} ${url}: ${res.statusCode}`);
+  if (services.accountSecurity) {
+    pages.security = signedIn('/dashboard/account/security');
+    pages['org security settings'] = signedIn('/dashboard/settings/security');
+    // A member with an authenticator app and a passkey, between the password and the code.
+    const twoStep = await services.admin.addUser({ orgId, email: 'twostep@ab.example', role: 'member', name: 'Two Step' });
+    const now = Date.now();
+    await container.database.db.insertInto('totp_factors').values({ org_id: orgId, user_id: twoStep.id, secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', last_step: null, created_at: now, enabled_at: now }).execute();
+    const row = await store.repos.users.findById(orgId, twoStep.id);
+    const pending = await store.transaction((repos) => services.sessions.start(repos, row, context, 'password'));
+    pages['two-step'] = { url: '/dashboard/login/two-step', headers: { cookie: `ws_session=${pending.token}` } };
   }
-  return { label, app, container, dataDir, headers, pages };
+  for (const page of Object.values(pages)) {
+    const res = await app.inject({ method: 'GET', url: page.url, headers: page.headers });
+    if (res.statusCode !== 200) throw new Error(`${label} ${page.url}: ${res.statusCode}`);
+  }
+  // The sign-in form's POST: a member without a second factor, with the CSRF token of the sign-in page.
+  const signer = await services.admin.addUser({ orgId, email: 'signer@ab.example', role: 'member', name: 'Signer' });
+  const { hashPassword } = await import(`${dist}/lib/crypto.js`);
+  await store.repos.users.update(orgId, signer.id, { password_hash: await hashPassword('bench sign-in password') });
+  const login = await app.inject({ method: 'GET', url: '/dashboard/login' });
+  const csrfCookie = [login.headers['set-cookie']].flat().find((c) => c.startsWith('ws_csrf='))?.split(';')[0];
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(login.body)[1];
+  const signIn = {
+    method: 'POST',
+    url: '/dashboard/login',
+    headers: { cookie: csrfCookie, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ _csrf: csrf, email: 'signer@ab.example', password: 'bench sign-in password' }).toString(),
+  };
+  const first = await app.inject(signIn);
+  if (first.statusCode !== 303 || first.headers.location !== '/dashboard') throw new Error(`${label} sign-in: ${first.statusCode} ${first.headers.location}`);
+  return { label, app, container, dataDir, pages, signIn };
 }
 
-async function round(build, url, ms) {
+async function round(build, request, ms) {
   const until = performance.now() + ms;
   const cpu = process.cpuUsage();
   let n = 0;
   while (performance.now() < until) {
-    await build.app.inject({ method: 'GET', url, headers: build.headers });
+    await build.app.inject(request);
     n++;
   }
   const used = process.cpuUsage(cpu);
@@ -76,23 +116,52 @@ const median = (values) => {
   return sorted[Math.floor(sorted.length / 2)];
 };
 
-const base = await load(baseRoot, 'base');
-const cand = await load(candRoot, 'candidate');
-const rounds = Number(roundsText);
 const ms = Number(msText);
-console.log(`| page | base µs | candidate µs | candidate / base |`);
-console.log(`|---|---:|---:|---:|`);
-for (const name of Object.keys(base.pages)) {
-  const times = { base: [], candidate: [] };
-  for (let i = 0; i < rounds; i++) {
-    for (const build of i % 2 ? [cand, base] : [base, cand]) times[build.label].push(await round(build, build.pages[name], ms));
+const SIGN_IN = 'sign-in POST (no second factor)';
+const PAGES = ['overview', 'projects', 'project', 'workflow', 'run', 'members', 'audit log', 'account', 'sign-in', 'security', 'org security settings', 'two-step', SIGN_IN];
+
+if (single) {
+  // A child: one build, every page once for `ms`, then the sign-in; µs per view as JSON on stdout.
+  const build = await load(baseRoot, 'one');
+  const result = {};
+  // BENCH_PAGE=<name>: that page alone (the driver's way; also for a profile with --cpu-prof).
+  const only = process.env.BENCH_PAGE;
+  if (only) build.pages = build.pages[only] ? { [only]: build.pages[only] } : {};
+  // Warm every page first: the JIT's work is not a page view's cost.
+  for (const page of Object.values(build.pages)) await round(build, { method: 'GET', url: page.url, headers: page.headers }, 150);
+  for (const [name, page] of Object.entries(build.pages)) result[name] = await round(build, { method: 'GET', url: page.url, headers: page.headers }, ms);
+  if (!only || only === SIGN_IN) {
+    await round(build, build.signIn, 300);
+    result[SIGN_IN] = await round(build, build.signIn, Math.max(ms, 1000));
   }
-  const b = median(times.base);
-  const c = median(times.candidate);
-  console.log(`| ${name} | ${b.toFixed(0)} | ${c.toFixed(0)} | ${(c / b).toFixed(2)}x |`);
-}
-for (const build of [base, cand]) {
   await build.app.close();
   await build.container.close();
   fs.rmSync(build.dataDir, { recursive: true, force: true });
+  process.stdout.write(JSON.stringify(result));
+  process.exit(0);
+}
+
+const script = new URL(import.meta.url).pathname;
+const child = (root, page) =>
+  JSON.parse(execFileSync(process.execPath, [script, '--single', root, '1', String(ms)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_PAGE: page } }));
+const times = { base: {}, candidate: {} };
+const rounds = Number(roundsText);
+for (let i = 0; i < rounds; i++) {
+  for (const page of PAGES) {
+    const order = i % 2 ? [['candidate', candRoot], ['base', baseRoot]] : [['base', baseRoot], ['candidate', candRoot]];
+    for (const [label, root] of order) {
+      for (const [name, us] of Object.entries(child(root, page))) (times[label][name] ??= []).push(us);
+    }
+  }
+}
+console.log(`| page | base µs | candidate µs | candidate / base |`);
+console.log(`|---|---:|---:|---:|`);
+for (const name of PAGES.filter((p) => times.candidate[p])) {
+  const c = median(times.candidate[name]);
+  if (!times.base[name]) {
+    console.log(`| ${name} | — | ${c.toFixed(0)} | new |`);
+    continue;
+  }
+  const b = median(times.base[name]);
+  console.log(`| ${name} | ${b.toFixed(0)} | ${c.toFixed(0)} | ${(c / b).toFixed(2)}x |`);
 }

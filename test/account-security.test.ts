@@ -609,6 +609,17 @@ describe.each(testDialects())('account security (%s)', (dialect) => {
         expect(textOf(refused.text)).toContain('That passkey was not accepted.');
         expect(browser.cookies.has('ws_session')).toBe(false);
       }
+      // Anyone may ask for a sign-in challenge, each one stored: 60 a minute per client address.
+      const spammer = new DashboardClient(env);
+      await spammer.get('/dashboard/login');
+      const before = (await db().selectFrom('webauthn_challenges').select('challenge').execute()).length;
+      const statuses = [];
+      for (let i = 0; i < 61; i++) statuses.push((await spammer.post('/dashboard/login/passkey/options')).status);
+      const counted = statuses.filter((s) => s === 200).length;
+      expect(statuses.at(-1)).toBe(429);
+      expect((await db().selectFrom('webauthn_challenges').select('challenge').execute()).length - before).toBe(counted);
+      clock.advance(MINUTE);
+
       const member = await newMember();
       const signedIn = await signIn(member.email);
       await signedIn.get('/dashboard/account/security');

@@ -22,6 +22,8 @@ import { challengeBinding, passkeyRefused, type WebauthnRelyingParty } from './w
 export const TWO_STEP_ATTEMPT_LIMIT = 5;
 /** Second-factor failures per account per 15 minutes, across sign-ins, confirmations and instances. */
 export const TWO_STEP_ACCOUNT_LIMIT = 10;
+/** Passkey sign-in ceremonies a client address may start per minute (each stores a challenge for 5 minutes). */
+export const PASSKEY_OPTIONS_LIMIT = 60;
 
 export type TwoStepProof =
   | { kind: 'code'; code: string }
@@ -166,8 +168,13 @@ export function createTwoStepService(deps: TwoStepDeps) {
       return started;
     },
 
-    /** Options for "Sign in with a passkey": no one named, the browser offers its discoverable passkeys. */
-    async signInOptions(browserSecret: string) {
+    /**
+     * Options for "Sign in with a passkey": no one named, the browser offers its discoverable passkeys. Open
+     * to anyone, and each call stores a challenge: limited per client address.
+     */
+    async signInOptions(browserSecret: string, context: ActorContext) {
+      const decision = await rateLimiter.hit(`passkey-options-ip:${context.ip ?? 'unknown'}`, PASSKEY_OPTIONS_LIMIT, 60_000);
+      if (!decision.allowed) throw tooManyAttempts(decision.retryAfterSeconds);
       const now = clock.now();
       return store.transaction((repos) => relyingParty.authenticationOptions(repos, 'sign_in', challengeBinding(browserSecret), null, null, now));
     },

@@ -14,14 +14,21 @@ export function secondFactorsRepository({ db }: RepoContext) {
       return totp !== undefined || passkey !== undefined;
     },
 
-    /** Of the given users, those with a factor that signs in (the members table's "2-step" column). */
+    /**
+     * Of the given users, those with a factor that signs in (the members table's "2-step" column): one
+     * statement over the organisation's factors, whose rows are few, rather than a list of ids per page.
+     */
     async usersWithAny(orgId: string, userIds: readonly string[]): Promise<Set<string>> {
       if (userIds.length === 0) return new Set();
-      const [totp, passkeys] = await Promise.all([
-        db.selectFrom('totp_factors').select('user_id').where('org_id', '=', orgId).where('user_id', 'in', userIds).where('enabled_at', 'is not', null).execute(),
-        db.selectFrom('passkeys').select('user_id').distinct().where('org_id', '=', orgId).where('user_id', 'in', userIds).execute(),
-      ]);
-      return new Set([...totp, ...passkeys].map((r) => r.user_id));
+      const rows = await db
+        .selectFrom('totp_factors')
+        .select('user_id')
+        .where('org_id', '=', orgId)
+        .where('enabled_at', 'is not', null)
+        .union(db.selectFrom('passkeys').select('user_id').where('org_id', '=', orgId))
+        .execute();
+      const wanted = new Set(userIds);
+      return new Set(rows.map((r) => r.user_id).filter((id) => wanted.has(id)));
     },
 
     async findTotp(orgId: string, userId: string): Promise<TotpFactorRow | undefined> {

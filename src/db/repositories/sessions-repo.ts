@@ -1,5 +1,6 @@
 import type { SessionRow, UserRow, Workspace } from '../schema.js';
 import type { RepoContext } from './executor.js';
+import { prepared } from './prepared.js';
 
 /** A session with what every dashboard request needs about its user and organisation, read in one query. */
 export interface SessionWithUser {
@@ -11,7 +12,27 @@ export interface SessionWithUser {
   twoStepRequiredAt: number | null;
 }
 
-export function sessionsRepository({ db }: RepoContext) {
+// Runs on every dashboard request: built and compiled once (prepared.ts), not per click.
+const sessionByTokenHash = prepared(1, (db, tokenHash: string) =>
+  db
+    .selectFrom('sessions as s')
+    .innerJoin('users as u', (join) => join.onRef('u.id', '=', 's.user_id').onRef('u.org_id', '=', 's.org_id'))
+    .innerJoin('organizations as o', 'o.id', 's.org_id')
+    .select([
+      's.seq as s_seq', 's.id as s_id', 's.org_id as s_org_id', 's.user_id as s_user_id', 's.token_hash as s_token_hash',
+      's.created_at as s_created_at', 's.last_seen_at as s_last_seen_at', 's.expires_at as s_expires_at', 's.ip as s_ip',
+      's.user_agent as s_user_agent', 's.flash as s_flash', 's.stage as s_stage', 's.method as s_method',
+      's.confirmed_at as s_confirmed_at', 's.failures as s_failures',
+      'u.seq', 'u.id', 'u.org_id', 'u.email', 'u.email_normalized', 'u.name', 'u.role', 'u.status', 'u.password_hash',
+      'u.created_at', 'u.updated_at',
+      'o.name as organization_name', 'o.state as org_state', 'o.deletion_at as org_deletion_at',
+      'o.two_step_required_at as org_two_step_required_at',
+    ])
+    .where('s.token_hash', '=', tokenHash),
+);
+
+export function sessionsRepository(ctx: RepoContext) {
+  const { db } = ctx;
   return {
     async insert(row: Omit<SessionRow, 'seq' | 'flash' | 'failures'>): Promise<void> {
       await db.insertInto('sessions').values(row).execute();
@@ -19,22 +40,7 @@ export function sessionsRepository({ db }: RepoContext) {
 
     /** Tokens are unguessable and global, so this lookup is by the token's hash alone. */
     async findByTokenHash(tokenHash: string): Promise<SessionWithUser | undefined> {
-      const row = await db
-        .selectFrom('sessions as s')
-        .innerJoin('users as u', (join) => join.onRef('u.id', '=', 's.user_id').onRef('u.org_id', '=', 's.org_id'))
-        .innerJoin('organizations as o', 'o.id', 's.org_id')
-        .select([
-          's.seq as s_seq', 's.id as s_id', 's.org_id as s_org_id', 's.user_id as s_user_id', 's.token_hash as s_token_hash',
-          's.created_at as s_created_at', 's.last_seen_at as s_last_seen_at', 's.expires_at as s_expires_at', 's.ip as s_ip',
-          's.user_agent as s_user_agent', 's.flash as s_flash', 's.stage as s_stage', 's.method as s_method',
-          's.confirmed_at as s_confirmed_at', 's.failures as s_failures',
-          'u.seq', 'u.id', 'u.org_id', 'u.email', 'u.email_normalized', 'u.name', 'u.role', 'u.status', 'u.password_hash',
-          'u.created_at', 'u.updated_at',
-          'o.name as organization_name', 'o.state as org_state', 'o.deletion_at as org_deletion_at',
-          'o.two_step_required_at as org_two_step_required_at',
-        ])
-        .where('s.token_hash', '=', tokenHash)
-        .executeTakeFirst();
+      const row = await sessionByTokenHash.first(ctx, tokenHash);
       if (!row) return undefined;
       return {
         session: {

@@ -110,7 +110,7 @@ export const twoStepPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   });
 
   app.post('/login/passkey/options', { config: publicPage, schema: { hide: true, body: FormBody({}), response: jsonResponses } }, async (request) =>
-    twoStep.signInOptions(request.dashboard.csrfSecret!),
+    twoStep.signInOptions(request.dashboard.csrfSecret!, requestContext(request, 'dashboard')),
   );
 
   app.post('/login/passkey', { config: publicPage, schema: { hide: true, body: PasskeyBody, response: publicResponses } }, async (request, reply) => {
