@@ -1,11 +1,11 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
 import { totpCodeAt } from '../src/lib/totp.js';
 import { assertAccessible } from './helpers/axe.js';
 import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
+import { freePort } from './helpers/redis.js';
 import { createTestEnv, type TestEnv } from './helpers/test-env.js';
 
 /*
@@ -20,17 +20,6 @@ import { createTestEnv, type TestEnv } from './helpers/test-env.js';
 
 const SKIP = !fs.existsSync(CHROMIUM) && !process.env.CI;
 const PASSWORD = 'security tester password';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A platform authenticator with user verification, as a laptop's fingerprint reader or a phone. */
 async function virtualAuthenticator(page: Page): Promise<CDPSession> {

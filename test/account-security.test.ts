@@ -1,9 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createContainer, type Container } from '../src/container.js';
-import { buildApp, type App } from '../src/http/app.js';
 import { hashPassword, sha256Hex } from '../src/lib/crypto.js';
 import { totpCodeAt } from '../src/lib/totp.js';
 import { cliActor } from '../src/services/actor.js';
@@ -12,6 +9,7 @@ import { DashboardClient, noticeOf, tableRows, textOf, type PageResponse } from 
 import { decodeQuotedPrintable, latestInvitationToken, outboxMessages } from './helpers/mail-outbox.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { waitFor } from './helpers/https-receiver.js';
+import { startSecondInstance, type SecondInstance } from './helpers/second-instance.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 const PASSWORD = 'a good long password';
@@ -636,19 +634,16 @@ describe.each(testDialects())('account security (%s)', (dialect) => {
  */
 describe.skipIf(!testDialects().includes('postgres'))('two-step lockout across instances (postgres + Redis)', () => {
   let env: TestEnv;
-  let second: { container: Container; app: App };
+  let second: SecondInstance;
   let org: TestOrg;
 
   beforeAll(async () => {
     env = await createTestEnv('postgres', { env: { REDIS_URL: 'redis://127.0.0.1:6379' } });
-    const container = await createContainer(env.config, { logger: pino({ level: 'silent' }) });
-    second = { container, app: await buildApp(container) };
-    await second.app.ready();
+    second = await startSecondInstance(env);
     org = await env.createOrg();
   });
   afterAll(async () => {
-    await second?.app.close();
-    await second?.container.close();
+    await second?.close();
     await env?.close();
   });
 

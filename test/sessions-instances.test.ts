@@ -1,9 +1,7 @@
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createContainer, type Container } from '../src/container.js';
-import { buildApp, type App } from '../src/http/app.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { DashboardClient } from './helpers/dashboard.js';
+import { startSecondInstance, type SecondInstance } from './helpers/second-instance.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 /**
@@ -13,20 +11,17 @@ import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpe
  */
 describe.skipIf(!testDialects().includes('postgres'))('dashboard sessions across instances (postgres)', () => {
   let env: TestEnv;
-  let second: { container: Container; app: App };
+  let second: SecondInstance;
   let org: TestOrg;
   const PASSWORD = 'a good long password';
 
   beforeAll(async () => {
     env = await createTestEnv('postgres');
-    const container = await createContainer(env.config, { logger: pino({ level: 'silent' }) });
-    second = { container, app: await buildApp(container) };
-    await second.app.ready();
+    second = await startSecondInstance(env);
     org = await env.createOrg();
   });
   afterAll(async () => {
-    await second?.app.close();
-    await second?.container.close();
+    await second?.close();
     await env?.close();
   });
 

@@ -10,7 +10,7 @@ import type { Clock } from '../lib/time.js';
 import { newTotpSecret, totpStepOf, totpUri } from '../lib/totp.js';
 import type { Mailer, MailMessage } from '../mail/mailer.js';
 import { factorChangedMail, factorsResetMail, factorsResetOwnersMail, requirementMail, sendSecurityMail, type SecurityMailInput } from '../mail/security-mail.js';
-import type { Actor, UserActor } from './actor.js';
+import { selfActor, type Actor, type UserActor } from './actor.js';
 import { recordAudit, userTarget } from './audit.js';
 import { requireConfirmed } from './confirmation.js';
 import { TWO_STEP_GRACE_MS } from './sessions-service.js';
@@ -58,15 +58,12 @@ export interface AccountSecurityDeps {
 
 const PASSKEY_NAME_MAX = 100;
 
-/** Only the person themselves manages their factors and sessions (the operator's CLI resets them). */
-function selfOnly(actor: Actor): UserActor {
-  if (actor.type !== 'user') throw errors.forbidden('only the signed-in user manages their own account security');
-  return actor;
-}
-
 const notSettingUp = () => new DomainError(409, 'conflict', 'Choose "Set up authenticator app" first.');
 const lastFactor = () =>
   new DomainError(409, 'two_step_required', 'Your organisation requires two-step verification: add another factor before you remove this one.');
+
+/** Only the person themselves acts on their own account (the operator's CLI has commands of its own). */
+const selfOnly = (actor: Actor): UserActor => selfActor(actor, 'only the signed-in user manages their own account security');
 
 /**
  * Account security (DASHBOARD 11): the authenticator app, recovery codes, passkeys, the user's sessions, the

@@ -11,7 +11,7 @@ import type { Mailer } from '../mail/mailer.js';
 import { passwordResetMail } from '../mail/password-mail.js';
 import { sendLinkMail } from '../mail/send-link-mail.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limit/rate-limiter.js';
-import type { Actor, ActorContext, UserActor } from './actor.js';
+import { selfActor, type Actor, type ActorContext, type UserActor } from './actor.js';
 import { ACTIVE_WORKSPACE } from './workspace.js';
 import { check, nameProblems, passwordProblems } from './account-rules.js';
 import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
@@ -105,11 +105,6 @@ const choiceNotFound = () => new DomainError(404, 'not_found', 'This sign-in was
 const choiceExpired = () => new DomainError(410, 'sign_in_expired', 'This sign-in has expired. Sign in again.');
 
 
-function selfOnly(actor: Actor): UserActor {
-  if (actor.type !== 'user') throw errors.forbidden('only a signed-in user can change their own account');
-  return actor;
-}
-
 async function lookupLink(repos: Repositories, token: string, now: number): Promise<TokenLookup<AuthTokenRow>> {
   const hash = tokenHash(token);
   return tokenState(hash === null ? undefined : (await repos.authTokens.findByTokenHash(hash, PASSWORD_PURPOSES))[0], now);
@@ -132,6 +127,9 @@ async function openLink(repos: Repositories, token: string, now: number): Promis
   if (found.state === 'expired') throw linkExpired();
   return found.row;
 }
+
+/** Only the person themselves acts on their own account (the operator's CLI has commands of its own). */
+const selfOnly = (actor: Actor): UserActor => selfActor(actor, 'only a signed-in user can change their own account');
 
 /**
  * Signing in, password links (setup, reset), the account page, and invitations that end signed in: every

@@ -74,6 +74,12 @@ export function can(actor: Actor, resource: ResourceKind, action: Action): boole
   return actor.type !== 'user' || isAllowed(actor, resource, action);
 }
 
+/** The signed-in person acting on their own account; anyone else (the CLI, the system) is refused with `message`. */
+export function selfActor(actor: Actor, message: string): UserActor {
+  if (actor.type !== 'user') throw errors.forbidden(message);
+  return actor;
+}
+
 /** The role the owner rules compare against: operators stand above every role. */
 export function actingRole(actor: Actor): Role {
   return actor.type === 'user' ? actor.role : 'owner';

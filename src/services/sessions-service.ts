@@ -34,8 +34,6 @@ export interface StartedSession {
 
 /** The organisation's two-step requirement as it applies to this session's user. */
 export interface TwoStepStanding {
-  /** Whether the user has a second factor (only read when the organisation requires one). */
-  enrolled: boolean;
   /** When the user must have set one up by; null when nothing is required of them. */
   deadline: number | null;
   /** Past the deadline without a factor: every page but the security page sends them there. */
@@ -85,9 +83,9 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
    */
   async function twoStepStanding(requiredAt: number | null, user: UserRow, method: SignInMethod, now: number): Promise<TwoStepStanding> {
     if (requiredAt === null || method === 'sso') return NOT_REQUIRED;
-    if (await store.repos.secondFactors.hasAny(user.org_id, user.id)) return { enrolled: true, deadline: null, mustEnroll: false };
+    if (await store.repos.secondFactors.hasAny(user.org_id, user.id)) return NOT_REQUIRED;
     const deadline = Math.max(requiredAt, user.created_at) + TWO_STEP_GRACE_MS;
-    return { enrolled: false, deadline, mustEnroll: now >= deadline };
+    return { deadline, mustEnroll: now >= deadline };
   }
 
   return {
@@ -216,7 +214,8 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
 
 export type SessionsService = ReturnType<typeof createSessionsService>;
 
-const NOT_REQUIRED: TwoStepStanding = { enrolled: false, deadline: null, mustEnroll: false };
+/** Nothing owed: no requirement, a user who has a factor, or a single sign-on session. */
+const NOT_REQUIRED: TwoStepStanding = { deadline: null, mustEnroll: false };
 
 /** A sign-in that proves the user (password, or a password and a factor, or a passkey) opens sensitive actions; a recovery code never does. */
 function confirmedBy(method: SignInMethod, now: number): number | null {

@@ -104,9 +104,8 @@ export function createTwoStepService(deps: TwoStepDeps) {
   }
 
   return {
-    async factors(session: ResolvedSession | Actor): Promise<FactorsOf> {
-      const orgId = 'user' in session ? session.user.org_id : session.orgId;
-      const userId = 'user' in session ? session.user.id : session.type === 'user' ? session.userId : '';
+    /** What the user can prove themselves with (the fields of "Two-step verification" and "Confirm it's you"). */
+    async factors(orgId: string, userId: string): Promise<FactorsOf> {
       const user = await store.repos.users.findById(orgId, userId);
       if (!user) throw errors.notFound('user');
       return factorsOf(store.repos, user);

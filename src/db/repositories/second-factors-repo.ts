@@ -5,13 +5,18 @@ import { SEALED_PREFIX } from '../../lib/secret-box.js';
 /** A user's second factors (DASHBOARD 11): the authenticator app, recovery codes and passkeys. */
 export function secondFactorsRepository({ db }: RepoContext) {
   return {
-    /** Whether the user has a factor that signs in: an authenticator app turned on, or a passkey. */
+    /** Whether the user has a factor that signs in: an authenticator app turned on, or a passkey (one statement). */
     async hasAny(orgId: string, userId: string): Promise<boolean> {
-      const [totp, passkey] = await Promise.all([
-        db.selectFrom('totp_factors').select('seq').where('org_id', '=', orgId).where('user_id', '=', userId).where('enabled_at', 'is not', null).executeTakeFirst(),
-        db.selectFrom('passkeys').select('seq').where('org_id', '=', orgId).where('user_id', '=', userId).limit(1).executeTakeFirst(),
-      ]);
-      return totp !== undefined || passkey !== undefined;
+      const row = await db
+        .selectFrom('totp_factors')
+        .select('user_id')
+        .where('org_id', '=', orgId)
+        .where('user_id', '=', userId)
+        .where('enabled_at', 'is not', null)
+        .unionAll(db.selectFrom('passkeys').select('user_id').where('org_id', '=', orgId).where('user_id', '=', userId))
+        .limit(1)
+        .executeTakeFirst();
+      return row !== undefined;
     },
 
     /**

@@ -105,8 +105,14 @@ export function sessionsRepository(ctx: RepoContext) {
 
     /** One more wrong code at the two-step stage; the count after it. */
     async addFailure(orgId: string, sessionId: string): Promise<number> {
-      await db.updateTable('sessions').set((eb) => ({ failures: eb('failures', '+', 1) })).where('org_id', '=', orgId).where('id', '=', sessionId).execute();
-      const row = await db.selectFrom('sessions').select('failures').where('org_id', '=', orgId).where('id', '=', sessionId).executeTakeFirst();
+      const row = await db
+        .updateTable('sessions')
+        .set((eb) => ({ failures: eb('failures', '+', 1) }))
+        .where('org_id', '=', orgId)
+        .where('id', '=', sessionId)
+        .returning('failures')
+        .executeTakeFirst();
+      // Gone meanwhile (signed out, ended): as good as over the limit.
       return row?.failures ?? Number.MAX_SAFE_INTEGER;
     },
 

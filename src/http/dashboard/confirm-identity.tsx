@@ -63,7 +63,7 @@ function originalFields(body: unknown): [string, string][] {
 
 export async function sendConfirmPage(services: Services, request: FastifyRequest, reply: FastifyReply, error: DomainError): Promise<FastifyReply> {
   const page = pageContext(request);
-  const factors = await services.twoStep.factors(page.actor);
+  const factors = await services.twoStep.factors(page.actor.orgId, page.actor.userId);
   const failed = error instanceof ConfirmationFailed;
   const errors = failed ? formErrors(error, { password: 'Password', code: 'Code' }).map((e) => ({ ...e, field: e.field ? `confirm-${e.field}` : null })) : undefined;
   if (error.headers) reply.headers(error.headers);

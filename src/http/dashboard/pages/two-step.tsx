@@ -69,7 +69,7 @@ export const twoStepPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
 
   async function showTwoStep(request: FastifyRequest, reply: FastifyReply, next: string | null, errors?: FormError[], status = 200) {
     const pending = request.dashboard.pending!;
-    const factors = await twoStep.factors(pending);
+    const factors = await twoStep.factors(pending.user.org_id, pending.user.id);
     return sendPage(reply, <TwoStepPage csrf={publicCsrf(request, reply, cookies)} next={next} factors={factors} errors={errors} />, status);
   }
 
