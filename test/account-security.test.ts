@@ -624,6 +624,19 @@ describe.each(testDialects())('account security (%s)', (dialect) => {
       const bad = await signedIn.post('/dashboard/account/security/passkeys', { name: 'Fake', response: JSON.stringify({ id: 'x', rawId: 'x', type: 'public-key', response: { clientDataJSON: 'e30', attestationObject: '' } }) });
       expect(bad.status).toBe(400);
       expect(await env.container.store.repos.secondFactors.listPasskeys(org.id, member.id)).toHaveLength(0);
+      // A name too long is named as the problem before any credential is looked at.
+      const long = await signedIn.post('/dashboard/account/security/passkeys', { name: 'x'.repeat(101), response: '{}' });
+      expect(long.status).toBe(400);
+      expect(textOf(long.text)).toContain('Passkey name must be at most 100 characters');
+      // Codes that cannot be codes: the same clear refusal, no 500; a field longer than a form sends: 400.
+      await signedIn.post('/dashboard/account/security/totp/setup');
+      for (const code of ['abcdef', '12345', '1234567', ' ']) {
+        const refused = await signedIn.post('/dashboard/account/security/totp/enable', { code });
+        expect(refused.status, code).toBe(400);
+        expect(textOf(refused.text)).toMatch(/That code is not valid\.|Code is required/);
+      }
+      expect((await signedIn.post('/dashboard/account/security/totp/enable', { code: '1'.repeat(65) })).status).toBe(400);
+      expect(await env.container.store.repos.secondFactors.hasAny(org.id, member.id)).toBe(false);
     });
   });
 });
