@@ -20,6 +20,10 @@ export interface Config {
   readonly smtpUrl: string | null;
   readonly mailFrom: string;
   readonly webhookAllowPrivateNetworks: boolean;
+  /** Identity providers may be on loopback and private addresses (SSO_ALLOW_PRIVATE_NETWORKS, or the webhook switch). */
+  readonly ssoAllowPrivateNetworks: boolean;
+  /** DNS_SERVERS: the resolvers (`ip` or `ip:port`) that domain verification asks; empty for the system's. */
+  readonly dnsServers: readonly string[];
   /** Delays in milliseconds between a failed attempt and the next retry. */
   readonly webhookRetrySchedule: readonly number[];
   readonly webhookTimeoutMs: number;
@@ -219,6 +223,22 @@ function readStripe(env: Env): Config['stripe'] {
   return Object.freeze({ secretKey, webhookSecret });
 }
 
+/** `ip`, `ip:port` or `[ipv6]:port`, comma-separated: what `node:dns`'s Resolver#setServers accepts. */
+function readDnsServers(env: Env): readonly string[] {
+  const raw = env.DNS_SERVERS?.trim();
+  if (!raw) return Object.freeze([]);
+  const servers = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  for (const server of servers) {
+    const match = /^(?:\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?|(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{1,5}))?|([0-9a-fA-F:]+))$/.exec(server);
+    const ip = match ? (match[1] ?? match[3] ?? match[5])! : '';
+    const port = match ? Number(match[2] ?? match[4] ?? 53) : NaN;
+    if (!match || isIP(ip) === 0 || port < 1 || port > 65535) {
+      throw new ConfigError('DNS_SERVERS', `must be a comma-separated list of IP addresses, each optionally with :port (e.g. 10.0.0.2,10.0.0.3:5353), got "${server}"`);
+    }
+  }
+  return Object.freeze(servers);
+}
+
 /** `off` switches the metrics listener off (null); otherwise a port like PORT, and never PORT itself. */
 function readMetricsPort(env: Env, apiPort: number, role: ProcessRole): number | null {
   const raw = env.METRICS_PORT?.trim() || String(DEFAULT_METRICS_PORT[role]);
@@ -349,6 +369,8 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'serve'):
     smtpUrl: readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM?.trim() || 'Workspace Service <no-reply@workspace.invalid>',
     webhookAllowPrivateNetworks: readBool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    ssoAllowPrivateNetworks: readBool(env, 'SSO_ALLOW_PRIVATE_NETWORKS', false) || readBool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    dnsServers: readDnsServers(env),
     webhookRetrySchedule: Object.freeze(webhookRetrySchedule),
     webhookTimeoutMs: readDuration(env, 'WEBHOOK_TIMEOUT', '10s'),
     webhookConcurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),

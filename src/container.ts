@@ -33,6 +33,9 @@ import { createSessionsService } from './services/sessions-service.js';
 import { createAccountSecurityService } from './services/account-security-service.js';
 import { createTwoStepService } from './services/two-step-service.js';
 import { webauthnRelyingParty } from './services/webauthn.js';
+import { createSsoService } from './services/sso-service.js';
+import { createOidcClient } from './sso/oidc-client.js';
+import { createTxtLookup } from './sso/dns-txt.js';
 import { createRunsService } from './services/runs-service.js';
 import { createTasksService } from './services/tasks-service.js';
 import { createUsersService } from './services/users-service.js';
@@ -86,6 +89,8 @@ export interface ContainerOptions {
   sqliteFile?: string;
   /** Where the Stripe client sends API calls (tests run a local stand-in); Stripe's own API by default. */
   stripeApi?: StripeApiOptions;
+  /** Trusted CA(s) for identity providers, replacing Node's (tests with a self-signed provider). */
+  outboundCa?: string | Buffer | (string | Buffer)[];
 }
 
 /** How long an instance may reuse a principal while it hears every change (docs/decisions.md). */
@@ -157,6 +162,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
   });
   const sessions = createSessionsService({ store, clock });
   const relyingParty = webauthnRelyingParty(config.publicBaseUrl);
+  const oidc = createOidcClient({ allowPrivateNetworks: config.ssoAllowPrivateNetworks, ...(options.outboundCa !== undefined ? { ca: options.outboundCa } : {}) });
   const invitations = createInvitationsService({ store, clock, authEvents });
   const lifecycle = createLifecycleService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger });
   const services: Services = {
@@ -185,6 +191,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     exports: createExportsService({ store, clock, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     accounts: createAccountsService({ store, clock, sessions, invitations, mailer, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
     accountSecurity: createAccountSecurityService({ store, clock, box: secretBox, mailer, relyingParty, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    sso: createSsoService({ store, clock, box: secretBox, oidc, txt: createTxtLookup(config.dnsServers), sessions, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
     twoStep: createTwoStepService({ store, clock, box: secretBox, sessions, rateLimiter, mailer, relyingParty, publicBaseUrl: config.publicBaseUrl, log: logger }),
   };
 
@@ -220,6 +227,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     secretBox,
     async close() {
       mailer.close();
+      await oidc.close();
       await apiKeys.flush();
       await usage.close();
       await (shared ? shared.close() : rateLimiter.close());

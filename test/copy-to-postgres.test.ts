@@ -199,6 +199,14 @@ describe('copy-to-postgres from a service that has been used', () => {
       .values({ id: 'pk_copytest', org_id: b.id, user_id: b.ownerId, credential_id: 'cred-copytest', public_key: 'pQECAyYgASFYIA', counter: 3, transports: '["internal"]', device_type: 'singleDevice', backed_up: 0, aaguid: null, name: 'Laptop', created_at: now - HOUR, last_used_at: null })
       .execute();
     await db.insertInto('webauthn_challenges').values({ challenge: 'challenge-copytest', purpose: 'sign_in', binding: 'b'.repeat(64), user_id: null, expires_at: now + HOUR }).execute();
+    // Single sign-on (DASHBOARD 12): a connection, a verified domain, a linked identity, a round trip under way.
+    await db
+      .insertInto('sso_connections')
+      .values({ id: 'sso_copytest', org_id: b.id, issuer: 'https://idp.example', client_id: 'client', client_secret: 'secret', jit: 0, default_role: 'member', required_at: null, tested_at: now - HOUR, test_subject: 'sub', test_email: 'a@b.example', test_email_verified: 1, created_at: now - HOUR, updated_at: now - HOUR })
+      .execute();
+    await db.insertInto('sso_domains').values({ id: 'dom_copytest', org_id: b.id, domain: 'copy.example', token: 'token', created_at: now - HOUR, verified_at: now - HOUR, last_checked_at: now - HOUR, missing_since: null }).execute();
+    await db.insertInto('sso_identities').values({ id: 'idn_copytest', org_id: b.id, connection_id: 'sso_copytest', issuer: 'https://idp.example', subject: 'sub', user_id: b.ownerId, email: 'a@b.example', created_at: now - HOUR, last_sign_in_at: now - HOUR }).execute();
+    await db.insertInto('sso_attempts').values({ state_hash: 'c'.repeat(64), org_id: b.id, connection_id: 'sso_copytest', purpose: 'sign_in', binding: 'b'.repeat(64), code_verifier: 'v', nonce: 'n', user_id: null, next: null, expires_at: now + HOUR }).execute();
 
     beta = { id: b.id, key: b.ownerKey, ownerId: b.ownerId, webhookId: hook.id, retrying: retrying!.id, fresh: fresh!.id, failed: failed!.id, waitingRun: waitingRun.id, queuedRun: queuedRun.id };
     for (const [who, key, url] of LISTS()) before[`${who} ${url}`] = await pages((u) => testEnv.request('GET', u, { key }), url);

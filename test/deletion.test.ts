@@ -132,6 +132,16 @@ async function populate(env: TestEnv, clock: ManualClock, name: string): Promise
     .values({ id: newId('pk'), org_id: org.id, user_id: member.userId, credential_id: newId('tok'), public_key: 'pQECAyYgASFYIA', counter: 0, transports: null, device_type: 'singleDevice', backed_up: 0, aaguid: null, name: 'Laptop', created_at: now, last_used_at: null })
     .execute();
 
+  // Single sign-on (DASHBOARD 12): a connection, a domain, an identity, a round trip under way.
+  const connectionId = newId('sso');
+  await db
+    .insertInto('sso_connections')
+    .values({ id: connectionId, org_id: org.id, issuer: 'https://idp.example', client_id: 'client', client_secret: 'secret', jit: 0, default_role: 'member', required_at: null, tested_at: null, test_subject: null, test_email: null, test_email_verified: null, created_at: now, updated_at: now })
+    .execute();
+  await db.insertInto('sso_domains').values({ id: newId('dom'), org_id: org.id, domain: `${org.id}.example`, token: 'token', created_at: now, verified_at: now, last_checked_at: now, missing_since: null }).execute();
+  await db.insertInto('sso_identities').values({ id: newId('idn'), org_id: org.id, connection_id: connectionId, issuer: 'https://idp.example', subject: newId('tok'), user_id: member.userId, email: null, created_at: now, last_sign_in_at: null }).execute();
+  await db.insertInto('sso_attempts').values({ state_hash: newId('tok'), org_id: org.id, connection_id: connectionId, purpose: 'sign_in', binding: 'b', code_verifier: 'v', nonce: 'n', user_id: null, next: null, expires_at: now + 60_000 }).execute();
+
   return {
     id: org.id,
     name,

@@ -334,6 +334,75 @@ export interface WebauthnChallengesTable {
   expires_at: number;
 }
 
+export type SsoRole = 'viewer' | 'member';
+
+/** One organisation's OpenID Connect connection (DASHBOARD 12). `client_secret` is sealed when WEBHOOK_SECRETS_KEY is set. */
+export interface SsoConnectionsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  issuer: string;
+  client_id: string;
+  client_secret: string;
+  /** "Create members on first sign-in": 1 or 0. */
+  jit: number;
+  /** The role of members created on first sign-in: never admin or owner. */
+  default_role: SsoRole;
+  /** "Require single sign-on" (owner), or null. */
+  required_at: number | null;
+  /** The last successful "Test single sign-on" of this issuer and client, and what the provider said. */
+  tested_at: number | null;
+  test_subject: string | null;
+  test_email: string | null;
+  test_email_verified: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SsoDomainsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  /** Lower case, ASCII (punycode), no trailing dot. */
+  domain: string;
+  /** The value published as `workspace-verification={token}`. */
+  token: string;
+  created_at: number;
+  verified_at: number | null;
+  last_checked_at: number | null;
+  missing_since: number | null;
+}
+
+/** A person at the provider, known by (connection, issuer, subject): the e-mail is what it said last, never the key. */
+export interface SsoIdentitiesTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  connection_id: string;
+  issuer: string;
+  subject: string;
+  user_id: string;
+  email: string | null;
+  created_at: number;
+  last_sign_in_at: number | null;
+}
+
+export type SsoPurpose = 'sign_in' | 'test' | 'confirm';
+
+/** A round trip to the provider under way: found by the hash of its `state`, single use, 10 minutes. */
+export interface SsoAttemptsTable {
+  state_hash: string;
+  org_id: string;
+  connection_id: string;
+  purpose: SsoPurpose;
+  binding: string;
+  code_verifier: string;
+  nonce: string;
+  user_id: string | null;
+  next: string | null;
+  expires_at: number;
+}
+
 export type AuthTokenPurpose = 'setup' | 'reset' | 'choice';
 
 export interface AuthTokensTable {
@@ -588,6 +657,10 @@ export interface DB {
   recovery_codes: RecoveryCodesTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
+  sso_connections: SsoConnectionsTable;
+  sso_domains: SsoDomainsTable;
+  sso_identities: SsoIdentitiesTable;
+  sso_attempts: SsoAttemptsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -602,6 +675,10 @@ export type DeliveryAttemptRow = Selectable<DeliveryAttemptsTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type TotpFactorRow = Selectable<TotpFactorsTable>;
 export type PasskeyRow = Selectable<PasskeysTable>;
+export type SsoConnectionRow = Selectable<SsoConnectionsTable>;
+export type SsoDomainRow = Selectable<SsoDomainsTable>;
+export type SsoIdentityRow = Selectable<SsoIdentitiesTable>;
+export type SsoAttemptRow = Selectable<SsoAttemptsTable>;
 export type AuthTokenRow = Selectable<AuthTokensTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type ExportRow = Selectable<ExportsTable>;

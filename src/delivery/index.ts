@@ -60,6 +60,12 @@ export async function startDeliveryWorker(container: Container, options: StartDe
         { name: 'audit log', run: () => container.services.audit.prune() },
         { name: 'expired sessions', run: () => container.services.sessions.prune() },
         { name: 'unanswered passkey challenges', run: () => container.services.accountSecurity.prune() },
+        { name: 'unfinished single sign-on round trips', run: () => container.services.sso.prune() },
+        // DASHBOARD 12: verified domains are looked up again daily (a few per pass; each is due once a day).
+        { name: 'single sign-on domain re-check', run: async () => {
+          await container.services.sso.recheckDomains();
+          return 0;
+        } },
         { name: 'used and expired password links', run: () => container.services.accounts.prune() },
         // Finished bulk replays stay visible as long as failed history is kept.
         { name: 'finished bulk replays', run: () => container.services.replayJobs.prune(container.clock.now() - config.failedRetentionMs) },

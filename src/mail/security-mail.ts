@@ -83,3 +83,16 @@ export function requirementMail(input: SecurityMailInput, deadline: Date): MailM
 export function sendSecurityMail(mailer: Mailer, log: { error(obj: object, msg: string): void }, mail: MailMessage, userId: string): Promise<void> {
   return mailer.send(mail).catch((err: unknown) => log.error({ userId, err: { message: (err as Error).message } }, 'account security e-mail could not be sent'));
 }
+
+/** An owner signed in without single sign-on while the organisation requires it (DASHBOARD 12): every owner hears of it. */
+export function breakGlassMail(input: SecurityMailInput, owner: string): MailMessage {
+  return message(
+    input.to,
+    `${input.organizationName}: an owner signed in without single sign-on`,
+    [
+      `${owner} signed in to ${input.organizationName} with a password and a second factor on ${when(input.at)}, although the organisation requires single sign-on (break glass for owners).`,
+      'If this was expected (the identity provider is down, say), nothing needs doing. If not, review the audit log and that owner\'s sessions now.',
+    ],
+    { text: 'Open the audit log', url: input.securityUrl },
+  );
+}

@@ -1,6 +1,7 @@
 import type { AccountsService } from './accounts-service.js';
 import type { AccountSecurityService } from './account-security-service.js';
 import type { TwoStepService } from './two-step-service.js';
+import type { SsoService } from './sso-service.js';
 import type { AdminService } from './admin-service.js';
 import type { ApiKeysService } from './api-keys-service.js';
 import type { AuditService } from './audit-service.js';
@@ -30,6 +31,7 @@ export interface Services {
   accounts: AccountsService;
   accountSecurity: AccountSecurityService;
   twoStep: TwoStepService;
+  sso: SsoService;
   admin: AdminService;
   apiKeys: ApiKeysService;
   audit: AuditService;

@@ -37,6 +37,10 @@ export async function prepareSecretsAtRest(deps: { store: Store; database: Pick<
   for (const row of await store.repos.secondFactors.totpSecretsNotInFormAcrossOrgs(box.currentPrefix)) {
     work.push({ value: row.secret, reseal: (sealed) => store.repos.secondFactors.resealTotpSecret(row.org_id, row.user_id, row.secret, sealed) });
   }
+  // So are single sign-on client secrets (DASHBOARD 12).
+  for (const row of await store.repos.sso.secretsNotInFormAcrossOrgs(box.currentPrefix)) {
+    work.push({ value: row.client_secret, reseal: (sealed) => store.repos.sso.resealSecret(row.org_id, row.client_secret, sealed) });
+  }
   for (const row of bodies) {
     work.push({ value: row.response_body, reseal: (sealed) => store.repos.idempotency.resealBody(row.org_id, row.api_key_id, row.key, row.response_body, sealed) });
   }

@@ -11,6 +11,7 @@ import { tokenHash } from './link-tokens.js';
 import { ACTIVE_WORKSPACE, type Workspace } from './workspace.js';
 import { pacedBatches } from '../lib/paced-batches.js';
 import { DomainError } from '../errors.js';
+import { emailDomain } from '../lib/email-domain.js';
 
 /** DASHBOARD 2: a session ends after 2 hours without a request, and 12 hours after sign-in at the latest. */
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
@@ -30,6 +31,8 @@ export interface StartedSession {
   expiresAt: number;
   /** `two_step`: the password was right and a second factor is owed before any page opens. */
   stage: SessionStage;
+  /** An owner signed in past the organisation's single sign-on requirement (audited; the caller mails every owner). */
+  breakGlass?: boolean;
 }
 
 /** The organisation's two-step requirement as it applies to this session's user. */
@@ -53,6 +56,27 @@ export interface ResolvedSession {
   actor: UserActor;
   /** The one-time slot as read with the session (sealed), or null when it is empty. */
   sealedFlash: string | null;
+}
+
+/** The answer to a member whose organisation signs in with single sign-on (DASHBOARD 12). */
+export const SSO_REQUIRED = 'sso_required';
+const ssoRequired = (owner: boolean) =>
+  new DomainError(
+    403,
+    SSO_REQUIRED,
+    owner
+      ? 'Your organisation signs in with single sign-on. Owners may also sign in with a password and a second factor (break glass); use single sign-on to set one up first.'
+      : 'Your organisation signs in with single sign-on.',
+  );
+
+/**
+ * How the organisation's single sign-on requirement meets a sign-in by another method: it does not apply
+ * (no requirement, or the e-mail is not in a verified domain), it refuses, or an owner breaks the glass.
+ */
+async function ssoStanding(repos: Repositories, user: UserRow): Promise<'none' | 'refused' | 'break_glass'> {
+  const domain = emailDomain(user.email_normalized);
+  if (domain === null || !(await repos.sso.requiresSso(user.org_id, domain))) return 'none';
+  return user.role === 'owner' ? 'break_glass' : 'refused';
 }
 
 export function sessionActor(user: UserRow, sessionId: string | null, context: ActorContext, workspace: Workspace, confirmedAt: number | null = null): UserActor {
@@ -100,6 +124,10 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
       const now = clock.now();
       const sessionId = newId('sess');
       const owesSecondFactor = (method === 'password' || method === 'link') && (await repos.secondFactors.hasAny(user.org_id, user.id));
+      // Single sign-on required: members are refused; an owner passes with a second factor (now or at the next step).
+      const sso = method === 'sso' ? 'none' : await ssoStanding(repos, user);
+      if (sso === 'refused' || (sso === 'break_glass' && !owesSecondFactor && method !== 'passkey')) throw ssoRequired(sso === 'break_glass');
+      const breakGlass = sso === 'break_glass' && !owesSecondFactor;
       const stage: SessionStage = owesSecondFactor ? 'two_step' : 'active';
       const expiresAt = now + (owesSecondFactor ? TWO_STEP_STAGE_MS : SESSION_ABSOLUTE_MS);
       await repos.sessions.insert({
@@ -117,7 +145,8 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
         confirmed_at: owesSecondFactor ? null : confirmedBy(method, now),
       });
       if (!owesSecondFactor) await auditSignIn(repos, user, sessionId, context, method, now);
-      return { token, sessionId, expiresAt, stage };
+      if (breakGlass) await auditBreakGlass(repos, user, sessionId, context, method, now);
+      return { token, sessionId, expiresAt, stage, breakGlass };
     },
 
     /**
@@ -125,6 +154,8 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
      * cookie that carried the password step opens nothing more), with its full lifetime.
      */
     async promote(repos: Repositories, pending: ResolvedSession, method: SignInMethod): Promise<StartedSession> {
+      const sso = await ssoStanding(repos, pending.user);
+      if (sso === 'refused') throw ssoRequired(false);
       const token = randomToken(32);
       const now = clock.now();
       const expiresAt = now + SESSION_ABSOLUTE_MS;
@@ -137,7 +168,8 @@ export function createSessionsService({ store, clock }: { store: Store; clock: C
       });
       if (!promoted) throw new DomainError(410, 'sign_in_expired', 'This sign-in has ended. Sign in again.');
       await auditSignIn(repos, pending.user, pending.sessionId, pending.actor.context, method, now);
-      return { token, sessionId: pending.sessionId, expiresAt, stage: 'active' };
+      if (sso === 'break_glass') await auditBreakGlass(repos, pending.user, pending.sessionId, pending.actor.context, method, now);
+      return { token, sessionId: pending.sessionId, expiresAt, stage: 'active', breakGlass: sso === 'break_glass' };
     },
 
     /** "Confirm it's you" passed on this session. */
@@ -220,6 +252,17 @@ const NOT_REQUIRED: TwoStepStanding = { deadline: null, mustEnroll: false };
 /** A sign-in that proves the user (password, or a password and a factor, or a passkey) opens sensitive actions; a recovery code never does. */
 function confirmedBy(method: SignInMethod, now: number): number | null {
   return method === 'password_recovery' ? null : now;
+}
+
+/** `sso.break_glass`: an owner signed in without single sign-on while the organisation requires it. */
+async function auditBreakGlass(repos: Repositories, user: UserRow, sessionId: string, context: ActorContext, method: SignInMethod, at: number): Promise<void> {
+  await recordAudit(repos, sessionActor(user, sessionId, context, ACTIVE_WORKSPACE), {
+    action: 'sso.break_glass',
+    target: userTarget(user),
+    changes: { method: { old: null, new: method } },
+    outcome: 'success',
+    at,
+  });
 }
 
 /** `user.signed_in`, naming how (DASHBOARD 11). */

@@ -9,7 +9,7 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { Clock } from '../lib/time.js';
 import { totpStepOf } from '../lib/totp.js';
 import type { Mailer, MailMessage } from '../mail/mailer.js';
-import { lockoutMail, recoveryCodeUsedMail, sendSecurityMail } from '../mail/security-mail.js';
+import { breakGlassMail, lockoutMail, recoveryCodeUsedMail, sendSecurityMail } from '../mail/security-mail.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { ActorContext, Actor } from './actor.js';
 import { tooManyAttempts, SIGN_IN_IP_LIMIT, SIGN_IN_WINDOW_MS } from './accounts-service.js';
@@ -95,6 +95,17 @@ export function createTwoStepService(deps: TwoStepDeps) {
     };
   }
 
+  /** An owner broke the glass of the single sign-on requirement: every owner is told (DASHBOARD 12). */
+  async function mailBreakGlass(user: UserRow, started: StartedSession): Promise<void> {
+    if (!started.breakGlass) return;
+    const org = await store.repos.organizations.findById(user.org_id);
+    const owners = await store.repos.users.findActiveOwners(user.org_id);
+    const at = new Date(clock.now());
+    for (const owner of owners) {
+      send(breakGlassMail({ to: owner.email, organizationName: org?.name ?? 'Workspace', securityUrl: `${publicBaseUrl}/dashboard/audit-log`, at }, user.email), owner.id);
+    }
+  }
+
   /** A code from the user's authenticator app, its time step taken: false when wrong or already used. */
   async function codeAccepted(repos: Repositories, user: UserRow, code: string, now: number): Promise<boolean> {
     const totp = await repos.secondFactors.findTotp(user.org_id, user.id);
@@ -160,6 +171,7 @@ export function createTwoStepService(deps: TwoStepDeps) {
       }
       await tries.succeeded();
       const started = await store.transaction((repos) => sessions.promote(repos, pending, method));
+      await mailBreakGlass(user, started);
       if (left >= 0) {
         const org = await store.repos.organizations.findById(user.org_id);
         send(recoveryCodeUsedMail({ to: user.email, organizationName: org?.name ?? 'Workspace', securityUrl, at: new Date(now) }, left), user.id);
@@ -189,10 +201,11 @@ export function createTwoStepService(deps: TwoStepDeps) {
         const org = await repos.organizations.findForShare(passkey.org_id);
         const user = await repos.users.findById(passkey.org_id, passkey.user_id);
         if (!org || org.state === 'deleting' || !user || user.status !== 'active') throw passkeyRefused();
-        return sessions.start(repos, user, context, 'passkey');
+        return { user, started: await sessions.start(repos, user, context, 'passkey') };
       });
       await rateLimiter.undo(bucket);
-      return session;
+      await mailBreakGlass(session.user, session.started);
+      return session.started;
     },
 
     /** Options for "Use a passkey" on "Confirm it's you". */

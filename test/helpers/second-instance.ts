@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { createContainer, type Container } from '../../src/container.js';
+import { createContainer, type Container, type ContainerOptions } from '../../src/container.js';
 import { buildApp, type App } from '../../src/http/app.js';
 import type { TestEnv } from './test-env.js';
 
@@ -10,8 +10,8 @@ export interface SecondInstance {
   close(): Promise<void>;
 }
 
-export async function startSecondInstance(env: TestEnv): Promise<SecondInstance> {
-  const container = await createContainer(env.config, { logger: pino({ level: 'silent' }) });
+export async function startSecondInstance(env: TestEnv, options: Pick<ContainerOptions, 'outboundCa' | 'clock'> = {}): Promise<SecondInstance> {
+  const container = await createContainer(env.config, { logger: pino({ level: 'silent' }), ...options });
   const app = await buildApp(container);
   await app.ready();
   return {

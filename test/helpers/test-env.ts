@@ -89,6 +89,8 @@ export interface TestEnvOptions {
   logger?: FastifyBaseLogger;
   /** Where the Stripe client sends API calls (a local stand-in for api.stripe.com). */
   stripeApi?: ContainerOptions['stripeApi'];
+  /** Trusted CA(s) for identity providers (a test provider's self-signed certificate). */
+  outboundCa?: ContainerOptions['outboundCa'];
 }
 
 export async function createTestEnv(dialect: TestDialect, options: TestEnvOptions = {}): Promise<TestEnv> {
@@ -101,7 +103,7 @@ export async function createTestEnv(dialect: TestDialect, options: TestEnvOption
     ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
     ...options.env,
   });
-  const container = await createContainer(config, { migrate: true, clock: options.clock, logger: options.logger ?? pino({ level: 'silent' }), stripeApi: options.stripeApi });
+  const container = await createContainer(config, { migrate: true, clock: options.clock, logger: options.logger ?? pino({ level: 'silent' }), stripeApi: options.stripeApi, outboundCa: options.outboundCa });
   const app = await buildApp(container);
   await app.ready();
 

@@ -1,8 +1,9 @@
 import { cliActor } from '../../services/actor.js';
 import type { OrganizationLifecycle } from '../../services/lifecycle-service.js';
 import type { CommandGroup, PositionalSpec } from '../command.js';
-import { required } from '../command.js';
-import { formatFields } from '../output.js';
+import { required, UsageError } from '../command.js';
+import { formatFields, formatTable } from '../output.js';
+import type { SsoSettingsView } from '../../services/sso-service.js';
 import { withContainer } from '../runtime.js';
 
 const ORG_ID: readonly PositionalSpec[] = [{ name: 'ORG', description: 'organisation id (org_...)' }];
@@ -23,6 +24,33 @@ function lifecycleText(org: OrganizationLifecycle): string {
     ['Cancelled', org.cancelled_at],
     ['Deletion', org.deletion_at],
   ]);
+}
+
+const SSO_ACTIONS = ['show', 'require', 'unrequire'] as const;
+const DOMAIN_ACTIONS = ['list', 'verify'] as const;
+
+function action<T extends string>(given: string, allowed: readonly T[], path: string): T {
+  if (!(allowed as readonly string[]).includes(given)) throw new UsageError(`ACTION must be one of ${allowed.join(', ')}, got "${given}"`, path);
+  return given as T;
+}
+
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+/** `org sso show`: the connection as the settings page shows it (never the secret). */
+function ssoData(view: SsoSettingsView) {
+  const c = view.connection;
+  return {
+    redirect_url: view.redirectUrl,
+    connection: c
+      ? { issuer: c.issuer, client_id: c.clientId, create_members: c.jit, default_role: c.defaultRole, required_at: iso(c.requiredAt), tested_at: iso(c.testedAt), test: c.test }
+      : null,
+    domains: view.domains.map(domainData),
+    require_blocked_by: view.requireBlockedBy,
+  };
+}
+
+function domainData(d: SsoSettingsView['domains'][number]) {
+  return { domain: d.domain, status: d.status, record_name: d.recordName, record_value: d.recordValue, verified_at: iso(d.verifiedAt), missing_since: iso(d.missingSince) };
 }
 
 export const orgGroup: CommandGroup = {
@@ -89,6 +117,62 @@ export const orgGroup: CommandGroup = {
       async run(input) {
         const { organization: org } = await withContainer(input, (c) => c.services.lifecycle.resume(cliActor(input.args[0]!)));
         return { data: org, text: `Resumed the subscription of ${org.id} (${org.name}): active again; nothing will be deleted.` };
+      },
+    },
+      {
+      name: 'sso',
+      summary: "an organisation's single sign-on: show it, require it, or stop requiring it",
+      details:
+        'ACTION is show, require or unrequire. "require" needs a saved connection, a verified domain and a successful test sign-in (from the dashboard); members in verified domains then sign in only with single sign-on. Audited (source cli).',
+      positionals: [
+        { name: 'ACTION', description: 'show, require or unrequire' },
+        { name: 'ORG', description: 'organisation id (org_...)' },
+      ],
+      async run(input) {
+        const verb = action(input.args[0]!, SSO_ACTIONS, 'org sso');
+        const actor = cliActor(input.args[1]!);
+        const view = await withContainer(input, async (c) => {
+          if (verb !== 'show') await c.services.sso.setRequired(actor, verb === 'require');
+          return c.services.sso.settings(actor);
+        });
+        const data = ssoData(view);
+        const conn = data.connection;
+        return {
+          data,
+          text: formatFields([
+            ['Issuer', conn?.issuer ?? '(no connection)'],
+            ['Client ID', conn?.client_id],
+            ['Redirect URL', data.redirect_url],
+            ['Create members', conn ? (conn.create_members ? `yes, as ${conn.default_role}` : 'no (invitation first)') : null],
+            ['Tested', conn?.tested_at],
+            ['Required', conn?.required_at ?? (data.require_blocked_by ? `no (${data.require_blocked_by})` : 'no')],
+            ['Verified domains', data.domains.filter((d) => d.status !== 'pending').map((d) => d.domain).join(', ') || null],
+          ]),
+        };
+      },
+    },
+    {
+      name: 'domain',
+      summary: "an organisation's single sign-on domains: list them, or verify one by its DNS TXT record now",
+      details: 'ACTION is list or verify. verify looks up _workspace-verification.DOMAIN (resolvers: DNS_SERVERS, default the system\'s) and needs --domain.',
+      positionals: [
+        { name: 'ACTION', description: 'list or verify' },
+        { name: 'ORG', description: 'organisation id (org_...)' },
+      ],
+      options: {
+        domain: { type: 'string', value: 'DOMAIN', description: 'the domain to verify (verify)' },
+      },
+      async run(input) {
+        const verb = action(input.args[0]!, DOMAIN_ACTIONS, 'org domain');
+        const actor = cliActor(input.args[1]!);
+        if (verb === 'verify') {
+          const domain = input.options.domain;
+          if (!domain) throw new UsageError('verify needs --domain DOMAIN', 'org domain');
+          const verified = domainData(await withContainer(input, (c) => c.services.sso.verifyDomain(actor, domain)));
+          return { data: verified, text: formatFields([['Domain', verified.domain], ['Status', verified.status], ['Verified', verified.verified_at]]) };
+        }
+        const domains = (await withContainer(input, (c) => c.services.sso.settings(actor))).domains.map(domainData);
+        return { data: { data: domains }, text: formatTable(domains, ['domain', 'status', 'record_name', 'record_value', 'verified_at']) };
       },
     },
   ],

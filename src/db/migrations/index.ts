@@ -14,6 +14,7 @@ import { sessionFlashMigration } from './011-session-flash.js';
 import { workspaceApiMigration } from './012-workspace-api.js';
 import { deliveryControlMigration } from './013-delivery-control.js';
 import { accountSecurityMigration } from './014-account-security.js';
+import { singleSignOnMigration } from './015-single-sign-on.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -37,6 +38,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '012_workspace_api': workspaceApiMigration(),
         '013_delivery_control': deliveryControlMigration(),
         '014_account_security': accountSecurityMigration(dialect),
+        '015_single_sign_on': singleSignOnMigration(dialect),
       };
     },
   };

@@ -17,6 +17,7 @@ import { requestCountsRepository } from './request-counts-repo.js';
 import { sessionsRepository } from './sessions-repo.js';
 import { secondFactorsRepository } from './second-factors-repo.js';
 import { webauthnChallengesRepository } from './webauthn-challenges-repo.js';
+import { ssoRepository } from './sso-repo.js';
 import { stripeEventsRepository } from './stripe-events-repo.js';
 import { tasksRepository } from './tasks-repo.js';
 import { usersRepository } from './users-repo.js';
@@ -48,6 +49,7 @@ export function createRepositories(ctx: RepoContext) {
     exports: exportsRepository(ctx),
     exportReads: exportReadsRepository(ctx),
     stripeEvents: stripeEventsRepository(ctx),
+    sso: ssoRepository(ctx),
   };
 }
 

@@ -50,6 +50,12 @@ export async function confirmIdentity(services: Services, request: FastifyReques
   }
 }
 
+/** The page the interrupted form was on: where "Confirm with single sign-on" comes back to. */
+function fromOf(body: unknown): string | null {
+  const from = body && typeof body === 'object' ? (body as Record<string, unknown>)._from : null;
+  return typeof from === 'string' && from.startsWith('/dashboard') ? from : null;
+}
+
 /** The form's own fields (not its token, not the proof), to post again after confirming. */
 function originalFields(body: unknown): [string, string][] {
   if (!body || typeof body !== 'object') return [];
@@ -64,17 +70,18 @@ function originalFields(body: unknown): [string, string][] {
 export async function sendConfirmPage(services: Services, request: FastifyRequest, reply: FastifyReply, error: DomainError): Promise<FastifyReply> {
   const page = pageContext(request);
   const factors = await services.twoStep.factors(page.actor.orgId, page.actor.userId);
+  const sso = await services.sso.canConfirmWithSso(page.actor.orgId, page.actor.userId);
   const failed = error instanceof ConfirmationFailed;
   const errors = failed ? formErrors(error, { password: 'Password', code: 'Code' }).map((e) => ({ ...e, field: e.field ? `confirm-${e.field}` : null })) : undefined;
   if (error.headers) reply.headers(error.headers);
-  return sendPage(reply, <ConfirmPage page={page} action={request.url} fields={originalFields(request.body)} factors={factors} errors={errors} />, failed ? error.status : 403);
+  return sendPage(reply, <ConfirmPage page={page} action={request.url} fields={originalFields(request.body)} factors={factors} sso={sso} from={fromOf(request.body)} errors={errors} />, failed ? error.status : 403);
 }
 
 /**
  * "Confirm it's you" (DASHBOARD 11): the password and a code, or a passkey; the form posts the interrupted
  * request again, to the same address, with its fields as they were typed.
  */
-function ConfirmPage({ page, action, fields, factors, errors }: { page: PageContext; action: string; fields: [string, string][]; factors: FactorsOf; errors?: FormError[] | undefined }) {
+function ConfirmPage({ page, action, fields, factors, sso, from, errors }: { page: PageContext; action: string; fields: [string, string][]; factors: FactorsOf; sso: boolean; from: string | null; errors?: FormError[] | undefined }) {
   const minutes = CONFIRM_WINDOW_MS / 60_000;
   const withPassword = factors.password && (factors.code || !factors.passkey);
   return (
@@ -104,6 +111,16 @@ function ConfirmPage({ page, action, fields, factors, errors }: { page: PageCont
           </>
         ) : null}
       </form>
+      {sso ? (
+        <form method="post" action="/dashboard/sso/confirm" class="panel">
+          <CsrfField token={page.csrf} />
+          {from ? <input type="hidden" name="next" value={from} /> : null}
+          <p>{withPassword || factors.passkey ? 'Or sign in again at your identity provider; then send the form again.' : 'Sign in again at your identity provider; then send the form again.'}</p>
+          <button type="submit" class={withPassword || factors.passkey ? 'button secondary' : 'button'}>
+            Confirm with single sign-on
+          </button>
+        </form>
+      ) : null}
       <p>
         <a href="/dashboard">Cancel</a>
       </p>

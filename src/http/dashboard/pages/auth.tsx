@@ -92,6 +92,9 @@ export function LoginPage({ csrf, next, email, errors, notice }: { csrf: string;
       </form>
       <PasskeySignIn csrf={csrf} next={next} />
       <p class="auth-links">
+        <a href={next ? `/dashboard/login/sso?next=${encodeURIComponent(next)}` : '/dashboard/login/sso'}>Sign in with single sign-on</a>
+      </p>
+      <p class="auth-links">
         <a href="/dashboard/forgot-password">Forgot password?</a>
       </p>
     </Layout>

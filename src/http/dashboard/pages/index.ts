@@ -21,6 +21,7 @@ import { webhookSettingsPages } from './webhook-settings.js';
 import { securityPages } from './security.js';
 import { securitySettingsPages } from './security-settings.js';
 import { twoStepPages } from './two-step.js';
+import { ssoPages } from './sso.js';
 
 /** Every page module of the dashboard, registered under /dashboard. */
-export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, webhookSettingsPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages, billingPortalPages, twoStepPages, securityPages, securitySettingsPages];
+export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, webhookSettingsPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages, billingPortalPages, twoStepPages, securityPages, securitySettingsPages, ssoPages];

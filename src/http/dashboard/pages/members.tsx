@@ -206,6 +206,16 @@ function MembersView({ page, members, activeOwners, expiries, twoStep, cursor, i
           ))}
         </dl>
       </section>
+      {showTwoStep ? (
+        <p>
+          {page.actor.role === 'owner' ? (
+            <>
+              <a href="/dashboard/settings/security">Organisation security</a> ·{' '}
+            </>
+          ) : null}
+          <a href="/dashboard/settings/sso">Single sign-on</a>
+        </p>
+      ) : null}
     </Layout>
   );
 }

@@ -35,7 +35,7 @@ function SettingsView({ page, requiredAt }: { page: PageContext; requiredAt: num
         <button type="submit">Save security settings</button>
       </form>
       <p>
-        <a href="/dashboard/members">Members</a> · <a href="/dashboard/account/security">Your own security</a>
+        <a href="/dashboard/members">Members</a> · <a href="/dashboard/settings/sso">Single sign-on</a> · <a href="/dashboard/account/security">Your own security</a>
       </p>
     </Layout>
   );

@@ -60,6 +60,11 @@ export interface LayoutProps {
   progress?: Progress | null | undefined;
   /** Page scripts beyond the common one, from /dashboard/assets/ (passkey ceremonies). */
   scripts?: readonly string[] | undefined;
+  /**
+   * Another site to go to at once (the identity provider): a meta refresh, because CSP's `form-action 'self'`
+   * stops a form's redirect to another origin, while a page's own navigation is not a form's.
+   */
+  redirectTo?: string | undefined;
   children?: ComponentChildren;
 }
 
@@ -122,7 +127,7 @@ function TwoStepBanner({ deadline }: { deadline: number }) {
 }
 
 /** Every dashboard page: landmarks, a skip link, the navigation, errors first. No inline script or style. */
-export function Layout({ title, viewer, csrf, current, errors, notice, progress, scripts, children }: LayoutProps) {
+export function Layout({ title, viewer, csrf, current, errors, notice, progress, scripts, redirectTo, children }: LayoutProps) {
   const fullTitle = viewer ? `${title} · ${viewer.organizationName} · Workspace` : `${title} · Workspace`;
   return (
     <html lang="en">
@@ -135,6 +140,7 @@ export function Layout({ title, viewer, csrf, current, errors, notice, progress,
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
         <script src="/dashboard/assets/dashboard.js" defer></script>
         {scripts?.map((name) => <script src={`/dashboard/assets/${name}`} defer></script>)}
+        {redirectTo ? <meta http-equiv="refresh" content={`0;url=${redirectTo}`} /> : null}
         {progress ? (
           <noscript>
             <meta http-equiv="refresh" content="15" />

@@ -1,0 +1,600 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { isUniqueViolation } from '../db/database.js';
+import type { Repositories } from '../db/repositories/index.js';
+import type { SsoConnectionRow, SsoDomainRow, SsoPurpose, SsoRole, UserRow } from '../db/schema.js';
+import type { Store } from '../db/store.js';
+import { DomainError, errors, fieldError } from '../errors.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { newId, randomToken } from '../lib/ids.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import type { Clock } from '../lib/time.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import { DnsUnavailableError, type TxtLookup } from '../sso/dns-txt.js';
+import { OidcError, type OidcClaims, type OidcClient, type OidcConnection } from '../sso/oidc-client.js';
+import { actingRole, type Actor, type ActorContext, type UserActor } from './actor.js';
+import { createdChanges, recordAudit, userTarget, type AuditTarget } from './audit.js';
+import { requireConfirmed } from './confirmation.js';
+import { tooManyAttempts } from './accounts-service.js';
+import { NAME_MAX_LENGTH } from './account-rules.js';
+import { sessionActor, type SessionsService, type StartedSession } from './sessions-service.js';
+import { normalizeEmail } from './users-view.js';
+import { emailDomain, normalizeDomain } from '../lib/email-domain.js';
+import { ACTIVE_WORKSPACE, requireWritable } from './workspace.js';
+
+/** A round trip to the provider may take this long (the person signs in there). */
+export const SSO_ATTEMPT_MS = 10 * 60 * 1000;
+/** Verified domains are looked up again after this long. */
+export const DOMAIN_RECHECK_MS = 24 * 60 * 60 * 1000;
+/** A verified domain whose record has been missing this long is no longer verified. */
+export const DOMAIN_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
+/** "Sign in with single sign-on" round trips a client address may start per minute. */
+export const SSO_START_LIMIT = 60;
+export const DOMAINS_PER_ORGANIZATION = 20;
+export const TXT_PREFIX = '_workspace-verification';
+export const TXT_VALUE_PREFIX = 'workspace-verification=';
+
+export interface SsoDomainView {
+  domain: string;
+  status: 'pending' | 'verified' | 'record_missing';
+  recordName: string;
+  recordValue: string;
+  createdAt: number;
+  verifiedAt: number | null;
+  lastCheckedAt: number | null;
+  missingSince: number | null;
+  /** When a missing record makes the domain unverified. */
+  unverifiesAt: number | null;
+}
+
+export interface SsoSettingsView {
+  redirectUrl: string;
+  connection: {
+    issuer: string;
+    clientId: string;
+    jit: boolean;
+    defaultRole: SsoRole;
+    requiredAt: number | null;
+    testedAt: number | null;
+    test: { subject: string; email: string | null; emailVerified: boolean | null } | null;
+    updatedAt: number;
+  } | null;
+  domains: SsoDomainView[];
+  /** Why "Require single sign-on" cannot be offered yet, or null when it can. */
+  requireBlockedBy: string | null;
+}
+
+export interface SaveConnectionInput {
+  issuer: string;
+  clientId: string;
+  /** Empty keeps the stored secret (a connection that exists); required for a new one. */
+  clientSecret: string;
+  jit: boolean;
+  defaultRole: string;
+}
+
+export type SsoCallbackResult =
+  | { kind: 'session'; session: StartedSession; next: string | null }
+  | { kind: 'test'; claims: OidcClaims; recorded: boolean }
+  | { kind: 'confirmed'; next: string | null };
+
+export interface SsoDeps {
+  store: Store;
+  clock: Clock;
+  box: SecretBox;
+  oidc: OidcClient;
+  txt: TxtLookup;
+  sessions: SessionsService;
+  rateLimiter: RateLimiter;
+  publicBaseUrl: string;
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>;
+}
+
+/** DASHBOARD 12's refusal when nobody may be signed in: the organisation's administrators decide. */
+const askAnAdministrator = (organization: string) => new DomainError(403, 'sso_not_member', `Ask an administrator of ${organization} to invite you.`);
+const ssoFailed = (reason: string) => new DomainError(400, 'sso_failed', `Single sign-on failed: ${reason}.`);
+const notConfigured = () => new DomainError(409, 'sso_not_configured', 'Save a single sign-on connection first.');
+
+/** Admins configure the connection and domains; owners enforce it (DASHBOARD 12). The CLI stands above roles. */
+function requireAdmin(actor: Actor): void {
+  const role = actingRole(actor);
+  if (role !== 'admin' && role !== 'owner') throw errors.forbidden('only an admin or owner configures single sign-on');
+  if (actor.type === 'user' && actor.keyId !== null) throw errors.forbidden('single sign-on is configured from the dashboard or the CLI');
+}
+
+function requireOwner(actor: Actor): void {
+  if (actingRole(actor) !== 'owner') throw errors.forbidden('only an owner requires single sign-on');
+  if (actor.type === 'user' && actor.keyId !== null) throw errors.forbidden('single sign-on is required from the dashboard or the CLI');
+}
+
+function orgTarget(org: { id: string; name: string }): AuditTarget {
+  return { type: 'organization', id: org.id, label: org.name };
+}
+
+function domainView(row: SsoDomainRow): SsoDomainView {
+  return {
+    domain: row.domain,
+    status: row.verified_at === null ? 'pending' : row.missing_since !== null ? 'record_missing' : 'verified',
+    recordName: `${TXT_PREFIX}.${row.domain}`,
+    recordValue: `${TXT_VALUE_PREFIX}${row.token}`,
+    createdAt: row.created_at,
+    verifiedAt: row.verified_at,
+    lastCheckedAt: row.last_checked_at,
+    missingSince: row.missing_since,
+    unverifiesAt: row.missing_since === null ? null : row.missing_since + DOMAIN_GRACE_MS,
+  };
+}
+
+/** Why the requirement cannot be switched on, or null (a verified domain and a successful test, as Infisical asks). */
+function requireBlockedBy(connection: SsoConnectionRow | undefined, domains: readonly SsoDomainRow[]): string | null {
+  if (!connection) return 'Save a single sign-on connection first.';
+  if (!domains.some((d) => d.verified_at !== null)) return 'Verify at least one email domain first.';
+  if (connection.tested_at === null) return 'Run "Test single sign-on" successfully first.';
+  return null;
+}
+
+/**
+ * Single sign-on per organisation (DASHBOARD 12): the OpenID Connect connection, the domains it proves by
+ * DNS, signing in (identity by connection, issuer and subject; linking and creating members only on a
+ * verified domain with a provider-verified e-mail), the test round trip, "Confirm it's you" at the provider,
+ * and the requirement. The sign-in gate for the other methods is in the sessions service.
+ */
+export function createSsoService(deps: SsoDeps) {
+  const { store, clock, box, oidc, txt, sessions, rateLimiter, publicBaseUrl, log } = deps;
+  const redirectUrl = `${publicBaseUrl}/dashboard/sso/callback`;
+
+  function oidcConnection(row: SsoConnectionRow): OidcConnection {
+    return { cacheKey: `${row.id}:${row.updated_at}`, issuer: row.issuer, clientId: row.client_id, clientSecret: box.open(row.client_secret) };
+  }
+
+  async function organization(repos: Repositories, orgId: string) {
+    const org = await repos.organizations.findById(orgId);
+    if (!org) throw errors.notFound('organization');
+    return org;
+  }
+
+  /** A round trip begins: `state`, `nonce` and the PKCE verifier made here, kept by the state's hash. */
+  async function begin(connection: SsoConnectionRow, purpose: SsoPurpose, binding: string, extra: { userId?: string | null; next?: string | null; loginHint?: string | null; fresh?: boolean }): Promise<URL> {
+    const state = randomToken(32);
+    const nonce = randomToken(32);
+    const codeVerifier = randomToken(48);
+    const url = await oidc
+      .authorizationUrl(oidcConnection(connection), redirectUrl, { state, nonce, codeVerifier, loginHint: extra.loginHint ?? null, ...(extra.fresh ? { maxAgeSeconds: 0 } : {}) })
+      .catch((error: unknown) => {
+        if (error instanceof OidcError) throw new DomainError(502, 'sso_provider_unavailable', `The identity provider could not be reached: ${error.message}.`);
+        throw error;
+      });
+    await store.repos.sso.insertAttempt({
+      state_hash: sha256Hex(state),
+      org_id: connection.org_id,
+      connection_id: connection.id,
+      purpose,
+      binding,
+      code_verifier: codeVerifier,
+      nonce,
+      user_id: extra.userId ?? null,
+      next: extra.next ?? null,
+      expires_at: clock.now() + SSO_ATTEMPT_MS,
+    });
+    return url;
+  }
+
+  /**
+   * The person behind the provider's answer in this organisation: their identity, or an active (or invited)
+   * member with the same e-mail linked when the domain is verified here and the provider vouches for the
+   * address, or a new member when the organisation creates them; otherwise refused.
+   */
+  async function memberFor(repos: Repositories, connection: SsoConnectionRow, claims: OidcClaims, context: ActorContext, now: number): Promise<UserRow> {
+    const org = await organization(repos, connection.org_id);
+    const identity = await repos.sso.findIdentity(connection.id, claims.issuer, claims.subject);
+    if (identity) {
+      const user = await repos.users.findById(connection.org_id, identity.user_id);
+      if (!user || user.status !== 'active') throw askAnAdministrator(org.name);
+      await repos.sso.touchIdentity(connection.org_id, identity.id, claims.email, now);
+      return user;
+    }
+    const email = claims.email ? normalizeEmail(claims.email) : null;
+    const domain = email ? emailDomain(email) : null;
+    const domainRow = domain ? await repos.sso.findDomain(connection.org_id, domain) : undefined;
+    const vouched = claims.emailVerified === true && domainRow?.verified_at != null;
+    const existing = email ? await repos.users.findByEmail(connection.org_id, email) : undefined;
+    let user: UserRow;
+    if (existing) {
+      if (!vouched) {
+        const why = claims.emailVerified !== true ? 'the identity provider did not confirm this email address (email_verified)' : `${domain} is not a verified domain of ${org.name}`;
+        throw new DomainError(403, 'sso_not_linked', `${org.name} has a member with this email, but ${why}, so single sign-on cannot be linked to it. Ask an administrator of ${org.name}.`);
+      }
+      if (await repos.sso.identityOfUser(connection.org_id, connection.id, existing.id)) {
+        throw new DomainError(403, 'sso_not_linked', `This member of ${org.name} is already linked to another account at the identity provider. Ask an administrator of ${org.name}.`);
+      }
+      user = existing;
+      if (existing.status === 'invited') {
+        // Signing in through the organisation's provider accepts the invitation: the address is proven.
+        await repos.invitations.closeOpenForUser(connection.org_id, existing.id, now);
+        const name = existing.name ?? cleanName(claims.name);
+        user = (await repos.users.update(connection.org_id, existing.id, { status: 'active', name, updated_at: now }))!;
+        await recordAudit(repos, sessionActor(user, null, context, ACTIVE_WORKSPACE), { action: 'invitation.accepted', target: userTarget(user), changes: { status: { old: 'invited', new: 'active' } }, at: now });
+      }
+    } else {
+      if (connection.jit !== 1 || !vouched || email === null) throw askAnAdministrator(org.name);
+      user = await repos.users.insert({
+        id: newId('user'),
+        org_id: connection.org_id,
+        email: claims.email!.trim(),
+        email_normalized: email,
+        name: cleanName(claims.name),
+        role: connection.default_role,
+        status: 'active',
+        password_hash: null,
+        created_at: now,
+        updated_at: now,
+      });
+      await recordAudit(repos, sessionActor(user, null, context, ACTIVE_WORKSPACE), { action: 'member.added', target: userTarget(user), changes: createdChanges({ role: user.role, status: 'active', via: 'sso' }), at: now });
+    }
+    await repos.sso.insertIdentity({
+      id: newId('idn'),
+      org_id: connection.org_id,
+      connection_id: connection.id,
+      issuer: claims.issuer,
+      subject: claims.subject,
+      user_id: user.id,
+      email: claims.email,
+      created_at: now,
+      last_sign_in_at: now,
+    });
+    await recordAudit(repos, sessionActor(user, null, context, ACTIVE_WORKSPACE), { action: 'sso.identity_linked', target: userTarget(user), changes: { subject: { old: null, new: claims.subject } }, at: now });
+    return user;
+  }
+
+  return {
+    redirectUrl,
+
+    async settings(actor: Actor): Promise<SsoSettingsView> {
+      requireAdmin(actor);
+      if (actor.type !== 'user') await organization(store.repos, actor.orgId);
+      const [connection, domains] = await Promise.all([store.repos.sso.findConnection(actor.orgId), store.repos.sso.listDomains(actor.orgId)]);
+      return {
+        redirectUrl,
+        connection: connection
+          ? {
+              issuer: connection.issuer,
+              clientId: connection.client_id,
+              jit: connection.jit === 1,
+              defaultRole: connection.default_role,
+              requiredAt: connection.required_at,
+              testedAt: connection.tested_at,
+              test:
+                connection.tested_at === null
+                  ? null
+                  : { subject: connection.test_subject ?? '', email: connection.test_email, emailVerified: connection.test_email_verified === null ? null : connection.test_email_verified === 1 },
+              updatedAt: connection.updated_at,
+            }
+          : null,
+        domains: domains.map(domainView),
+        requireBlockedBy: requireBlockedBy(connection, domains),
+      };
+    },
+
+    /**
+     * "Save connection": the issuer's discovery document is fetched and checked first; the secret is sealed
+     * and never shown again. While single sign-on is required, the issuer and client stay as they are.
+     */
+    async saveConnection(actor: Actor, input: SaveConnectionInput): Promise<void> {
+      requireAdmin(actor);
+      const now = clock.now();
+      requireConfirmed(actor, now);
+      const issuer = input.issuer.trim().replace(/\/+$/, '');
+      const clientId = input.clientId.trim();
+      const problems = [
+        ...(issuer === '' ? [{ field: 'issuer', message: 'is required' }] : issuer.length > 2048 ? [{ field: 'issuer', message: 'must be at most 2048 characters' }] : []),
+        ...(clientId === '' ? [{ field: 'client_id', message: 'is required' }] : clientId.length > 512 ? [{ field: 'client_id', message: 'must be at most 512 characters' }] : []),
+        ...(input.clientSecret.length > 4096 ? [{ field: 'client_secret', message: 'must be at most 4096 characters' }] : []),
+        ...(input.defaultRole !== 'viewer' && input.defaultRole !== 'member' ? [{ field: 'default_role', message: 'must be viewer or member (members created on first sign-in are never admins or owners)' }] : []),
+      ];
+      if (problems.length > 0) throw errors.validation(problems);
+      await requireWritable(store.repos, actor);
+      const current = await store.repos.sso.findConnection(actor.orgId);
+      if (!current && input.clientSecret === '') throw fieldError('client_secret', 'is required');
+      if (current?.required_at != null && (current.issuer !== issuer || current.client_id !== clientId)) {
+        throw errors.conflict('Single sign-on is required: stop requiring it before you change the issuer or the client ID.');
+      }
+      const secret = input.clientSecret !== '' ? input.clientSecret : box.open(current!.client_secret);
+      try {
+        await oidc.check({ cacheKey: 'check', issuer, clientId, clientSecret: secret });
+      } catch (error) {
+        if (error instanceof OidcError) throw fieldError('issuer', `was refused: ${error.message}`);
+        throw error;
+      }
+      const role = input.defaultRole as SsoRole;
+      await store.transaction(async (repos) => {
+        const org = await organization(repos, actor.orgId);
+        const before = await repos.sso.findConnection(actor.orgId);
+        const values = { issuer, client_id: clientId, client_secret: box.seal(secret), jit: input.jit ? 1 : 0, default_role: role, updated_at: Math.max(now, (before?.updated_at ?? 0) + 1) };
+        if (before) {
+          await repos.sso.updateConnection(actor.orgId, { ...values, resetTest: before.issuer !== issuer || before.client_id !== clientId });
+        } else {
+          await repos.sso.insertConnection({ id: newId('sso'), org_id: actor.orgId, ...values, required_at: null, tested_at: null, test_subject: null, test_email: null, test_email_verified: null, created_at: now });
+        }
+        const changes: Record<string, { old: unknown; new: unknown }> = {};
+        const was = { issuer: before?.issuer ?? null, client_id: before?.client_id ?? null, jit: before ? before.jit === 1 : null, default_role: before?.default_role ?? null };
+        const now_ = { issuer, client_id: clientId, jit: input.jit, default_role: role };
+        for (const key of Object.keys(now_) as (keyof typeof now_)[]) if (was[key] !== now_[key]) changes[key] = { old: was[key], new: now_[key] };
+        if (input.clientSecret !== '') changes.client_secret = { old: before ? 'set' : null, new: 'replaced' };
+        await recordAudit(repos, actor, { action: 'sso.connection_saved', target: orgTarget(org), changes, at: now });
+      });
+    },
+
+    async deleteConnection(actor: Actor): Promise<void> {
+      requireAdmin(actor);
+      const now = clock.now();
+      requireConfirmed(actor, now);
+      await requireWritable(store.repos, actor);
+      await store.transaction(async (repos) => {
+        const org = await organization(repos, actor.orgId);
+        const connection = await repos.sso.findConnection(actor.orgId);
+        if (!connection) throw errors.notFound('single sign-on connection');
+        if (connection.required_at !== null) throw errors.conflict('Single sign-on is required: stop requiring it before you delete the connection.');
+        await repos.sso.deleteConnection(actor.orgId);
+        await recordAudit(repos, actor, { action: 'sso.connection_deleted', target: orgTarget(org), changes: { issuer: { old: connection.issuer, new: null } }, at: now });
+      });
+    },
+
+    /** "Add domain": the TXT record to publish. */
+    async addDomain(actor: Actor, input: string): Promise<SsoDomainView> {
+      requireAdmin(actor);
+      const domain = normalizeDomain(input);
+      if (domain === null) throw fieldError('domain', 'must be a domain name such as example.com');
+      await requireWritable(store.repos, actor);
+      const now = clock.now();
+      return store.transaction(async (repos) => {
+        const org = await organization(repos, actor.orgId);
+        if (await repos.sso.findDomain(actor.orgId, domain)) throw errors.conflict(`${domain} is already listed`);
+        if ((await repos.sso.listDomains(actor.orgId)).length >= DOMAINS_PER_ORGANIZATION) throw errors.conflict(`An organisation may list at most ${DOMAINS_PER_ORGANIZATION} domains`);
+        const taken = await repos.sso.verifiedDomainAnyOrg(domain);
+        if (taken) throw new DomainError(409, 'domain_taken', `${domain} is verified by another organisation`);
+        const row: Omit<SsoDomainRow, 'seq'> = { id: newId('dom'), org_id: actor.orgId, domain, token: randomToken(24), created_at: now, verified_at: null, last_checked_at: null, missing_since: null };
+        await repos.sso.insertDomain(row);
+        await recordAudit(repos, actor, { action: 'sso.domain_added', target: orgTarget(org), changes: { domain: { old: null, new: domain } }, at: now });
+        return domainView({ seq: 0, ...row });
+      });
+    },
+
+    /** "Verify domain": the TXT record looked up now; verified for this organisation unless another holds it. */
+    async verifyDomain(actor: Actor, input: string): Promise<SsoDomainView> {
+      requireAdmin(actor);
+      const domain = normalizeDomain(input);
+      const row = domain ? await store.repos.sso.findDomain(actor.orgId, domain) : undefined;
+      if (!domain || !row) throw errors.notFound('domain');
+      await requireWritable(store.repos, actor);
+      const expected = `${TXT_VALUE_PREFIX}${row.token}`;
+      const found = await lookup(`${TXT_PREFIX}.${domain}`);
+      if (!found.includes(expected)) {
+        throw new DomainError(409, 'dns_record_not_found', `No TXT record "${expected}" was found at ${TXT_PREFIX}.${domain}. DNS changes can take a while to appear; try again later.`);
+      }
+      const now = clock.now();
+      try {
+        return await store.transaction(async (repos) => {
+          const org = await organization(repos, actor.orgId);
+          const taken = await repos.sso.verifiedDomainAnyOrg(domain);
+          if (taken && taken.org_id !== actor.orgId) throw new DomainError(409, 'domain_taken', `${domain} is verified by another organisation`);
+          const wasVerified = row.verified_at !== null;
+          await repos.sso.markVerified(actor.orgId, domain, row.verified_at ?? now, now);
+          if (!wasVerified) await recordAudit(repos, actor, { action: 'sso.domain_verified', target: orgTarget(org), changes: { domain: { old: null, new: domain } }, at: now });
+          return domainView({ ...row, verified_at: row.verified_at ?? now, last_checked_at: now, missing_since: null });
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new DomainError(409, 'domain_taken', `${domain} is verified by another organisation`);
+        throw error;
+      }
+    },
+
+    async removeDomain(actor: Actor, input: string): Promise<void> {
+      requireAdmin(actor);
+      const domain = normalizeDomain(input) ?? '';
+      await requireWritable(store.repos, actor);
+      const now = clock.now();
+      await store.transaction(async (repos) => {
+        const org = await organization(repos, actor.orgId);
+        const connection = await repos.sso.findConnection(actor.orgId);
+        const domains = await repos.sso.listDomains(actor.orgId);
+        const row = domains.find((d) => d.domain === domain);
+        if (!row) throw errors.notFound('domain');
+        if (connection?.required_at != null && row.verified_at !== null && domains.filter((d) => d.verified_at !== null).length === 1) {
+          throw errors.conflict('Single sign-on is required: stop requiring it before you remove the last verified domain.');
+        }
+        await repos.sso.deleteDomain(actor.orgId, domain);
+        await recordAudit(repos, actor, { action: 'sso.domain_removed', target: orgTarget(org), changes: { domain: { old: domain, new: null } }, at: now });
+      });
+    },
+
+    /** "Require single sign-on" (owner): offered only after a verified domain and a successful test. */
+    async setRequired(actor: Actor, required: boolean): Promise<void> {
+      requireOwner(actor);
+      const now = clock.now();
+      requireConfirmed(actor, now);
+      await requireWritable(store.repos, actor);
+      await store.transaction(async (repos) => {
+        const org = await organization(repos, actor.orgId);
+        const connection = await repos.sso.findConnection(actor.orgId);
+        if (required) {
+          const blocked = requireBlockedBy(connection, await repos.sso.listDomains(actor.orgId));
+          if (blocked) throw new DomainError(409, 'sso_not_ready', blocked);
+        } else if (!connection) {
+          return;
+        }
+        if ((connection!.required_at !== null) === required) return;
+        await repos.sso.setRequired(actor.orgId, required ? now : null);
+        await recordAudit(repos, actor, { action: required ? 'sso.required' : 'sso.not_required', target: orgTarget(org), changes: { sso_required: { old: !required, new: required } }, at: now });
+      });
+    },
+
+    /**
+     * "Sign in with single sign-on" → "Work email" → "Continue": the provider of the organisation that verified
+     * the address's domain. Throttled per client address: each start stores a row and may ask the provider.
+     */
+    async startSignIn(workEmail: string, browserSecret: string, context: ActorContext, next: string | null): Promise<URL> {
+      const email = normalizeEmail(workEmail);
+      if (email === '') throw fieldError('email', 'is required');
+      const domain = emailDomain(email);
+      if (domain === null || email.length > 320) throw fieldError('email', 'must be an email address');
+      const decision = await rateLimiter.hit(`sso-start-ip:${context.ip ?? 'unknown'}`, SSO_START_LIMIT, 60_000);
+      if (!decision.allowed) throw tooManyAttempts(decision.retryAfterSeconds);
+      const verified = await store.repos.sso.verifiedDomainAnyOrg(domain);
+      const connection = verified ? await store.repos.sso.findConnection(verified.org_id) : undefined;
+      const org = verified ? await store.repos.organizations.findById(verified.org_id) : undefined;
+      if (!verified || !connection || !org || org.state === 'deleting') {
+        throw new DomainError(404, 'sso_not_configured', `No organisation signs in with single sign-on for ${domain}. Sign in with your password, or ask your administrator.`);
+      }
+      return begin(connection, 'sign_in', bindingOf(browserSecret), { next, loginHint: workEmail.trim() });
+    },
+
+    /** "Test single sign-on": the round trip, nobody signed in; what the provider said is shown and kept. */
+    async startTest(actor: Actor, browserSecret: string): Promise<URL> {
+      requireAdmin(actor);
+      const self = actor as UserActor;
+      if (actor.type !== 'user') throw errors.forbidden('the test runs in a browser');
+      const connection = await store.repos.sso.findConnection(actor.orgId);
+      if (!connection) throw notConfigured();
+      return begin(connection, 'test', bindingOf(browserSecret), { userId: self.userId, fresh: true });
+    },
+
+    /** "Confirm with single sign-on": a fresh sign-in at the provider (prompt=login, max_age=0) proves the person again. */
+    async startConfirm(actor: Actor, browserSecret: string, next: string | null): Promise<URL> {
+      if (actor.type !== 'user' || actor.sessionId === null) throw errors.forbidden('only a signed-in user confirms');
+      const connection = await store.repos.sso.findConnection(actor.orgId);
+      if (!connection || !(await store.repos.sso.identityOfUser(actor.orgId, connection.id, actor.userId))) {
+        throw new DomainError(409, 'sso_not_linked', 'Your account is not linked to single sign-on: confirm with your password or passkey.');
+      }
+      return begin(connection, 'confirm', bindingOf(browserSecret), { userId: actor.userId, next, fresh: true });
+    },
+
+    /** Whether the user can confirm through the provider (their account is linked to the connection). */
+    async canConfirmWithSso(orgId: string, userId: string): Promise<boolean> {
+      const connection = await store.repos.sso.findConnection(orgId);
+      return connection !== undefined && (await store.repos.sso.identityOfUser(orgId, connection.id, userId)) !== undefined;
+    },
+
+    /**
+     * The provider sends the browser back here. The attempt is found by its `state` (once), must belong to
+     * this browser, and every check of the ID token must pass before anything is decided; any failure signs
+     * nobody in.
+     */
+    async callback(callbackUrl: URL, browserSecret: string | null, signedIn: UserActor | null, context: ActorContext): Promise<SsoCallbackResult> {
+      const state = callbackUrl.searchParams.get('state');
+      const now = clock.now();
+      const attempt = state && state.length <= 512 ? await store.repos.sso.takeAttempt(sha256Hex(state), now) : undefined;
+      if (!attempt || browserSecret === null || attempt.binding !== bindingOf(browserSecret)) {
+        throw ssoFailed('this sign-in was not started in this browser, was already used, or has expired (10 minutes). Start again');
+      }
+      const connection = await store.repos.sso.findConnection(attempt.org_id);
+      if (!connection || connection.id !== attempt.connection_id) throw ssoFailed('the single sign-on connection changed meanwhile. Start again');
+      let claims: OidcClaims;
+      try {
+        claims = await oidc.exchange(oidcConnection(connection), callbackUrl, {
+          state: state!,
+          nonce: attempt.nonce,
+          codeVerifier: attempt.code_verifier,
+          ...(attempt.purpose === 'sign_in' ? {} : { maxAgeSeconds: 0 }),
+        });
+      } catch (error) {
+        if (error instanceof OidcError) {
+          log.info({ org_id: attempt.org_id, purpose: attempt.purpose, reason: error.message }, 'single sign-on refused');
+          throw ssoFailed(error.message);
+        }
+        throw error;
+      }
+      if (attempt.purpose === 'test') {
+        if (!signedIn || signedIn.userId !== attempt.user_id) throw ssoFailed('the test was started by another session');
+        const recorded = await store.repos.sso.recordTest(attempt.org_id, connection.id, connection.updated_at, { at: now, subject: claims.subject, email: claims.email, emailVerified: claims.emailVerified });
+        return { kind: 'test', claims, recorded };
+      }
+      if (attempt.purpose === 'confirm') {
+        if (!signedIn || signedIn.userId !== attempt.user_id) throw ssoFailed('the confirmation was started by another session');
+        const identity = await store.repos.sso.findIdentity(connection.id, claims.issuer, claims.subject);
+        if (!identity || identity.user_id !== signedIn.userId) throw ssoFailed('the identity provider signed in someone else');
+        await sessions.confirm(signedIn);
+        return { kind: 'confirmed', next: attempt.next };
+      }
+      const session = await store.transaction(async (repos) => {
+        const org = await repos.organizations.findForShare(attempt.org_id);
+        if (!org || org.state === 'deleting') throw ssoFailed('the organisation is being deleted');
+        const user = await memberFor(repos, connection, claims, context, now);
+        return sessions.start(repos, user, context, 'sso');
+      });
+      return { kind: 'session', session, next: attempt.next };
+    },
+
+    /**
+     * The worker's daily re-check of verified domains: a record found clears a flag; a missing one flags the
+     * domain, and after 7 days missing it is no longer verified (its members sign in as before, and it can be
+     * verified again, here or by another organisation).
+     */
+    async recheckDomains(limit = 50): Promise<{ checked: number; flagged: number; unverified: number }> {
+      const now = clock.now();
+      const due = await store.repos.sso.dueForCheckAcrossOrgs(now - DOMAIN_RECHECK_MS, limit);
+      let flagged = 0;
+      let unverified = 0;
+      for (const row of due) {
+        let found: string[];
+        try {
+          found = await lookup(`${TXT_PREFIX}.${row.domain}`);
+        } catch (error) {
+          // Not answering is not an answer: try again at the next pass, tomorrow.
+          log.warn({ domain: row.domain, err: (error as Error).message }, 'single sign-on: could not re-check a domain');
+          await store.repos.sso.recordCheck(row.org_id, row.domain, { last_checked_at: now, missing_since: row.missing_since, verified_at: row.verified_at });
+          continue;
+        }
+        if (found.includes(`${TXT_VALUE_PREFIX}${row.token}`)) {
+          await store.repos.sso.recordCheck(row.org_id, row.domain, { last_checked_at: now, missing_since: null, verified_at: row.verified_at });
+          continue;
+        }
+        const missingSince = row.missing_since ?? now;
+        if (now - missingSince < DOMAIN_GRACE_MS) {
+          if (row.missing_since === null) flagged++;
+          await store.repos.sso.recordCheck(row.org_id, row.domain, { last_checked_at: now, missing_since: missingSince, verified_at: row.verified_at });
+          continue;
+        }
+        unverified++;
+        await store.transaction(async (repos) => {
+          await repos.sso.recordCheck(row.org_id, row.domain, { last_checked_at: now, missing_since: null, verified_at: null });
+          const org = await repos.organizations.findById(row.org_id);
+          if (org) {
+            await recordAudit(repos, { type: 'system', orgId: row.org_id, context: { source: 'system', ip: null, userAgent: null, requestId: null } }, {
+              action: 'sso.domain_unverified',
+              target: orgTarget(org),
+              changes: { domain: { old: row.domain, new: null } },
+              at: now,
+            });
+          }
+        });
+      }
+      if (flagged + unverified > 0) log.warn({ flagged, unverified }, 'single sign-on: domains whose verification record is missing');
+      return { checked: due.length, flagged, unverified };
+    },
+
+    /** Housekeeping: round trips nobody finished. */
+    async prune(): Promise<number> {
+      return store.repos.sso.deleteExpiredAttempts(clock.now(), 1000);
+    },
+  };
+
+  async function lookup(name: string): Promise<string[]> {
+    try {
+      return await txt(name);
+    } catch (error) {
+      if (error instanceof DnsUnavailableError) throw new DomainError(503, 'dns_unavailable', `The DNS lookup of ${name} failed (${error.code}). Try again in a moment.`);
+      throw error;
+    }
+  }
+}
+
+export type SsoService = ReturnType<typeof createSsoService>;
+
+function bindingOf(browserSecret: string): string {
+  return sha256Hex(`sso:${browserSecret}`);
+}
+
+/** The provider's `name`, kept when it fits the account rules; otherwise none (the member can set one). */
+function cleanName(name: string | null): string | null {
+  const trimmed = name?.trim() ?? '';
+  return trimmed !== '' && [...trimmed].length <= NAME_MAX_LENGTH ? trimmed : null;
+}
