@@ -23,8 +23,14 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
+/** `ignoreHTTPSErrors`: for a test's own HTTPS servers (an identity provider with a self-signed certificate). */
+export interface ContextOptions {
+  javaScriptEnabled?: boolean;
+  ignoreHTTPSErrors?: boolean;
+}
+
 /** A fresh browser profile (cookies of its own) at the dashboard's test size, with a 10 s default timeout. */
-export async function newDashboardContext(browser: Browser, options: { javaScriptEnabled?: boolean } = {}): Promise<BrowserContext> {
+export async function newDashboardContext(browser: Browser, options: ContextOptions = {}): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
   context.setDefaultTimeout(10_000);
   return context;
@@ -69,9 +75,9 @@ export interface SuiteBrowser {
   /** One page in its own profile, open for the whole suite (set before the suite's own `beforeAll` runs). */
   readonly page: Page;
   /** Another profile (cookies of its own), closed after the test that opened it. */
-  newContext(options?: { javaScriptEnabled?: boolean }): Promise<BrowserContext>;
+  newContext(options?: ContextOptions): Promise<BrowserContext>;
   /** A watched page in a new profile, closed after the test. */
-  newPage(options?: { javaScriptEnabled?: boolean }): Promise<Page>;
+  newPage(options?: ContextOptions): Promise<Page>;
   /** CSP refusals and uncaught page errors of the current test; each test must end with none. */
   readonly problems: string[];
 }
@@ -100,7 +106,7 @@ export function suiteBrowser(): SuiteBrowser {
     await suiteContext?.close();
     await browser?.close();
   });
-  const newContext = async (options: { javaScriptEnabled?: boolean } = {}) => {
+  const newContext = async (options: ContextOptions = {}) => {
     const context = await newDashboardContext(browser, options);
     contexts.push(context);
     return context;

@@ -9,7 +9,7 @@ import { pageContext, pageRefusal, publicCsrf, safeDashboardPath, seeOther, send
 import { dashboardCookies } from '../cookies.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, CsrfField, errorFor, Field, Select, Table, Time, type FormError } from '../views/components.js';
+import { ActionForm, CsrfField, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { enterSession, publicPage, publicResponses } from './auth.js';
 
@@ -51,29 +51,36 @@ function RedirectPage({ url, page }: { url: URL; page?: PageContext | undefined 
   );
 }
 
-function DomainRow({ domain, csrf }: { domain: SsoDomainView; csrf: string }) {
+/** One domain as a card: its state, the record to publish, and what can be done (a table would not fit a phone). */
+function DomainItem({ domain, csrf }: { domain: SsoDomainView; csrf: string }) {
   return (
-    <tr>
-      <th scope="row">{domain.domain}</th>
-      <td>
-        {STATUS_WORDS[domain.status]}
-        {domain.status === 'record_missing' && domain.unverifiesAt !== null ? (
-          <>
-            {' '}
-            (unverified on <Time iso={new Date(domain.unverifiesAt).toISOString()} /> unless it is published again)
-          </>
-        ) : null}
-      </td>
-      <td>
-        <span class="muted">Name</span> <code class="break">{domain.recordName}</code>
-        <br />
-        <span class="muted">Value</span> <code class="break">{domain.recordValue}</code>
-      </td>
-      <td class="actions">
+    <li class="domain-item">
+      <h3>{domain.domain}</h3>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          {STATUS_WORDS[domain.status]}
+          {domain.status === 'record_missing' && domain.unverifiesAt !== null ? (
+            <>
+              {' '}
+              (unverified on <Time iso={new Date(domain.unverifiesAt).toISOString()} absolute /> unless it is published again)
+            </>
+          ) : null}
+        </dd>
+        <dt>TXT record name</dt>
+        <dd>
+          <code>{domain.recordName}</code>
+        </dd>
+        <dt>TXT record value</dt>
+        <dd>
+          <code>{domain.recordValue}</code>
+        </dd>
+      </dl>
+      <div class="domain-actions">
         {domain.status !== 'verified' ? <ActionForm action={`${HERE}/domains/verify`} csrf={csrf} label="Verify domain" ariaLabel={`Verify domain ${domain.domain}`} hidden={{ domain: domain.domain }} /> : null}
         <ActionForm action={`${HERE}/domains/remove`} csrf={csrf} label="Remove" ariaLabel={`Remove domain ${domain.domain}`} hidden={{ domain: domain.domain }} danger />
-      </td>
-    </tr>
+      </div>
+    </li>
   );
 }
 
@@ -139,7 +146,11 @@ function SettingsView({ page, view, errors }: { page: PageContext; view: SsoSett
             )}
             <ActionForm action={`${HERE}/test`} csrf={csrf} label="Test single sign-on" secondary />
             <p class="hint">Signs you in at the provider and shows what it returned, without signing anyone in here.</p>
-            {connection.requiredAt === null ? <ActionForm action={`${HERE}/connection/delete`} csrf={csrf} label="Delete connection" danger /> : null}
+            {connection.requiredAt === null ? (
+              <div class="spaced">
+                <ActionForm action={`${HERE}/connection/delete`} csrf={csrf} label="Delete connection" danger />
+              </div>
+            ) : null}
           </>
         ) : null}
       </section>
@@ -150,11 +161,15 @@ function SettingsView({ page, view, errors }: { page: PageContext; view: SsoSett
           Publish a DNS TXT record for each email domain of your organisation, then verify it. A domain is verified for one organisation at a time, and is checked
           again every day.
         </p>
-        <Table caption="Email domains" headers={['Domain', 'Status', 'TXT record', 'Actions']} empty="No domains yet.">
-          {view.domains.map((domain) => (
-            <DomainRow domain={domain} csrf={csrf} />
-          ))}
-        </Table>
+        {view.domains.length > 0 ? (
+          <ul class="domain-list" aria-label="Email domains">
+            {view.domains.map((domain) => (
+              <DomainItem domain={domain} csrf={csrf} />
+            ))}
+          </ul>
+        ) : (
+          <p class="muted">No domains yet.</p>
+        )}
         <form method="post" action={`${HERE}/domains`}>
           <CsrfField token={csrf} />
           <Field id="domain" label="Email domain" error={errorFor(errors, 'domain')} hint="For example example.com (the part after @)." required />

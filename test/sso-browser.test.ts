@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../src/lib/crypto.js';
+import { assertAccessible } from './helpers/axe.js';
+import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
+import { startDnsResponder, type DnsResponder } from './helpers/dns-responder.js';
+import { makeSelfSignedCertificate } from './helpers/https-receiver.js';
+import { startOidcProvider, type TestOidcProvider } from './helpers/oidc-provider.js';
+import { freePort } from './helpers/redis.js';
+import { createTestEnv, type TestEnv } from './helpers/test-env.js';
+
+/*
+ * Single sign-on (DASHBOARD 12) in Chromium without JavaScript, controls by role and accessible name, axe on
+ * every page of ours: an admin saves the connection, adds and verifies a domain (an in-test DNS responder)
+ * and tests the round trip at a real provider (oidc-provider over HTTPS, its own login form); an owner
+ * requires single sign-on; a member then signs in with "Sign in with single sign-on" and no longer with a
+ * password. SCREENSHOTS=1 writes docs/screenshots/sso-*.png at 1280 and 390 px.
+ */
+
+const SKIP = !fs.existsSync(CHROMIUM) && !process.env.CI;
+const PASSWORD = 'single sign-on tester password';
+const DOMAIN = 'browser-sso.test';
+
+describe.skipIf(SKIP)('single sign-on in a browser (sqlite)', () => {
+  const chrome = suiteBrowser();
+  let env: TestEnv;
+  let idp: TestOidcProvider;
+  let dns: DnsResponder;
+  let baseUrl = '';
+  let orgId = '';
+  const people: Record<'owner' | 'admin' | 'member', string> = { owner: `owner@${DOMAIN}`, admin: `admin@${DOMAIN}`, member: `member@${DOMAIN}` };
+
+  beforeAll(async () => {
+    const cert = makeSelfSignedCertificate();
+    const port = await freePort();
+    baseUrl = `http://localhost:${port}`;
+    dns = await startDnsResponder();
+    idp = await startOidcProvider(cert, { redirectUri: `${baseUrl}/dashboard/sso/callback` });
+    env = await createTestEnv('sqlite', { env: { PUBLIC_BASE_URL: baseUrl, DNS_SERVERS: dns.server }, outboundCa: cert.cert });
+    await env.app.listen({ port, host: 'localhost' });
+    const created = await env.container.services.admin.createOrganization({ name: 'Federated Co', ownerEmail: people.owner, ownerName: 'Olive Owner' });
+    orgId = created.organization.id;
+    await env.container.services.admin.addUser({ orgId, email: people.admin, role: 'admin', name: 'Ada Admin' });
+    await env.container.services.admin.addUser({ orgId, email: people.member, role: 'member', name: 'Max Member' });
+    for (const email of Object.values(people)) {
+      const user = (await env.container.store.repos.users.findByEmail(orgId, email))!;
+      await env.container.store.repos.users.update(orgId, user.id, { password_hash: await hashPassword(PASSWORD) });
+      idp.accounts.set(email.split('@')[0]!, { email, email_verified: true, name: email });
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await env?.close();
+    await idp?.close();
+    await dns?.close();
+  });
+
+  const heading = (page: Page) => page.getByRole('heading', { level: 1 }).textContent();
+
+  /** At the provider's development login form: any password for `login`, then back to us. */
+  async function providerSignIn(page: Page, login: string, back: RegExp): Promise<void> {
+    await page.waitForURL((url) => url.origin === idp.issuer && url.pathname.startsWith('/interaction/'));
+    await page.locator('input[name="login"]').fill(login);
+    await page.locator('input[name="password"]').fill('anything');
+    await Promise.all([page.waitForURL(back), page.getByRole('button', { name: 'Sign-in' }).click()]);
+  }
+
+  async function shots(page: Page, name: string): Promise<void> {
+    await screenshotIfAsked(page, `sso-${name}-1280.png`);
+    await page.setViewportSize({ width: 390, height: 844 });
+    const wide = await page.evaluate(() => {
+      const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number }; querySelectorAll(s: string): ArrayLike<{ tagName: string; className: string; getBoundingClientRect(): { right: number } }> } }).document;
+      return { width: doc.documentElement.scrollWidth, over: Array.from(doc.querySelectorAll('body *')).filter((e) => e.getBoundingClientRect().right > 391).slice(0, 5).map((e) => `${e.tagName}.${e.className}`) };
+    });
+    expect(wide.width, `${name} fits 390 px: ${wide.over.join(', ')}`).toBeLessThanOrEqual(390);
+    await screenshotIfAsked(page, `sso-${name}-390.png`);
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+
+  it('is set up by an admin, tested, required by an owner, and then how members sign in', async () => {
+    const admin = await chrome.newPage({ ignoreHTTPSErrors: true });
+    await signInThroughForm(admin, baseUrl, people.admin, PASSWORD);
+    await followClick(admin, admin.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }));
+    await followClick(admin, admin.getByRole('link', { name: 'Single sign-on' }));
+    expect(await heading(admin)).toBe('Single sign-on');
+    await expect(admin.getByText(`Redirect URL: ${baseUrl}/dashboard/sso/callback`).isVisible()).resolves.toBe(true);
+    await assertAccessible(admin, 'single sign-on settings (empty)');
+
+    await admin.getByLabel('Issuer URL').fill(idp.issuer);
+    await admin.getByLabel('Client ID').fill(idp.clientId);
+    await admin.getByLabel('Client secret').fill(idp.clientSecret);
+    await admin.getByLabel('Default role').selectOption('viewer');
+    await followClick(admin, admin.getByRole('button', { name: 'Save connection' }));
+    await expect(admin.getByRole('status').filter({ hasText: 'Connection saved' }).isVisible()).resolves.toBe(true);
+    expect(await admin.getByLabel('Client secret').inputValue()).toBe('');
+
+    await admin.getByLabel('Email domain').fill(DOMAIN);
+    await followClick(admin, admin.getByRole('button', { name: 'Add domain' }));
+    const row = await env.container.store.repos.sso.findDomain(orgId, DOMAIN);
+    await expect(admin.getByRole('status').filter({ hasText: `workspace-verification=${row!.token}` }).isVisible()).resolves.toBe(true);
+    dns.txt.set(`_workspace-verification.${DOMAIN}`, [`workspace-verification=${row!.token}`]);
+    await followClick(admin, admin.getByRole('button', { name: `Verify domain ${DOMAIN}` }));
+    await expect(admin.getByRole('status').filter({ hasText: `${DOMAIN} is verified.` }).isVisible()).resolves.toBe(true);
+
+    await admin.getByRole('button', { name: 'Test single sign-on' }).click();
+    await providerSignIn(admin, 'admin', /\/dashboard\/settings\/sso$/);
+    await expect(admin.getByRole('status').filter({ hasText: `Single sign-on works. The provider returned subject admin, email ${people.admin}, email_verified true.` }).isVisible()).resolves.toBe(true);
+    await assertAccessible(admin, 'single sign-on settings (tested)');
+    await shots(admin, 'settings');
+
+    const owner = await chrome.newPage();
+    await signInThroughForm(owner, baseUrl, people.owner, PASSWORD);
+    await owner.goto(`${baseUrl}/dashboard/settings/sso`);
+    await followClick(owner, owner.getByRole('button', { name: 'Require single sign-on' }));
+    await expect(owner.getByRole('status').filter({ hasText: 'Single sign-on is now required.' }).isVisible()).resolves.toBe(true);
+    await assertAccessible(owner, 'single sign-on settings (required)');
+
+    const member = await chrome.newPage({ ignoreHTTPSErrors: true });
+    await signInThroughForm(member, baseUrl, people.member, PASSWORD);
+    await expect(member.getByText('Your organisation signs in with single sign-on.').isVisible()).resolves.toBe(true);
+    await followClick(member, member.getByRole('link', { name: 'Sign in with single sign-on' }));
+    expect(await heading(member)).toBe('Sign in with single sign-on');
+    await assertAccessible(member, 'sign in with single sign-on');
+    await shots(member, 'sign-in');
+    await member.getByLabel('Work email').fill('someone@nobody.test');
+    await followClick(member, member.getByRole('button', { name: 'Continue' }));
+    await expect(member.getByText('No organisation signs in with single sign-on for nobody.test.').first().isVisible()).resolves.toBe(true);
+    await assertAccessible(member, 'sign in with single sign-on (refused)');
+
+    // The round trip needs no JavaScript: the page that sends the browser on is a meta refresh.
+    const noScript = await chrome.newPage({ javaScriptEnabled: false, ignoreHTTPSErrors: true });
+    await noScript.goto(`${baseUrl}/dashboard/login`);
+    await followClick(noScript, noScript.getByRole('link', { name: 'Sign in with single sign-on' }));
+    await noScript.getByLabel('Work email').fill(people.member);
+    await noScript.getByRole('button', { name: 'Continue' }).click();
+    await providerSignIn(noScript, 'member', /\/dashboard$/);
+    expect(await heading(noScript)).toBe('Overview');
+    await expect(noScript.getByText('Max Member').first().isVisible()).resolves.toBe(true);
+  }, 90_000);
+});
