@@ -219,6 +219,14 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
       expect(await identitiesOf(bob.id)).toHaveLength(0);
     });
 
+    it("links on Entra ID's xms_edov when the provider sends no email_verified", async () => {
+      const kim = await newMember('member');
+      idp.accounts.set('kim-entra', { email: kim.email, xms_edov: true });
+      const { res } = await ssoSignIn(kim.email, 'kim-entra');
+      expect(res.status, textOf(res.text)).toBe(303);
+      expect(await identitiesOf(kim.id)).toHaveLength(1);
+    });
+
     it('creates members on first sign-in only when switched on, never above the default role, and only on a verified domain', async () => {
       await connect({ client_secret: '' });
       const email = `newcomer-${dialect}@${domain}`;

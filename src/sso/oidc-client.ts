@@ -169,12 +169,12 @@ export function createOidcClient(options: OidcClientOptions) {
         const idToken = tokens.claims();
         if (!idToken) throw new OidcError('the provider returned no ID token');
         let email = typeof idToken.email === 'string' ? idToken.email : null;
-        let emailVerified = typeof idToken.email_verified === 'boolean' ? idToken.email_verified : null;
+        let emailVerified = emailVerifiedOf(idToken);
         let name = typeof idToken.name === 'string' ? idToken.name : null;
         if (email === null && tokens.access_token) {
           const info = await client.fetchUserInfo(config, tokens.access_token, idToken.sub);
           email = typeof info.email === 'string' ? info.email : null;
-          emailVerified = typeof info.email_verified === 'boolean' ? info.email_verified : null;
+          emailVerified = emailVerifiedOf(info);
           name ??= typeof info.name === 'string' ? info.name : null;
         }
         return { issuer: idToken.iss, subject: idToken.sub, email, emailVerified, name };
@@ -188,6 +188,16 @@ export function createOidcClient(options: OidcClientOptions) {
       return dispatcher.close();
     },
   };
+}
+
+/**
+ * `email_verified` as given; without it, Entra ID's optional claim `xms_edov` (the email's domain owner verified
+ * it), which Microsoft documents for exactly this decision. Anything else is not a yes.
+ */
+function emailVerifiedOf(claims: Record<string, unknown>): boolean | null {
+  if (typeof claims.email_verified === 'boolean') return claims.email_verified;
+  if (claims.xms_edov === true || claims.xms_edov === '1' || claims.xms_edov === 1) return true;
+  return null;
 }
 
 /** The library's own words for what failed (they name the claim or the step), the provider's error code, or the network's. */

@@ -8,6 +8,8 @@ import type { TestCertificate } from './https-receiver.js';
 export interface TestAccount {
   email?: string;
   email_verified?: boolean;
+  /** Entra ID's "email domain owner verified", sent instead of email_verified. */
+  xms_edov?: boolean;
   name?: string;
 }
 
@@ -66,7 +68,7 @@ export async function startOidcProvider(cert: TestCertificate, options: { redire
     ],
     jwks: { keys: [jwk] },
     pkce: { required: () => true },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['name'] },
     cookies: { keys: ['cookie key for the test provider'] },
     features: { devInteractions: { enabled: true } },
     async findAccount(_ctx, id) {
