@@ -420,6 +420,14 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
       expect(refused.status).toBe(403);
       expect(textOf(refused.text)).toContain('Your organisation signs in with single sign-on.');
       expect(await sessionsOf(member.id)).toHaveLength(0);
+      // A wrong password gets the same answer: the refusal says nothing about the password.
+      const wrong = await browser.post('/dashboard/login', { email: member.email, password: 'not the password at all' });
+      expect(wrong.status).toBe(403);
+      expect(textOf(wrong.text)).toContain('Your organisation signs in with single sign-on.');
+      // "Forgot password?" makes no link a member could not use.
+      await browser.get('/dashboard/forgot-password');
+      expect((await browser.post('/dashboard/forgot-password', { email: member.email })).status).toBe(303);
+      expect(await db().selectFrom('auth_tokens').select('id').where('user_id', '=', member.id).where('purpose', '=', 'reset').execute()).toHaveLength(0);
       // The gate is the sessions service's, for every method but single sign-on (a passkey here).
       const user = (await repos().users.findById(org.id, member.id))!;
       const context = { source: 'dashboard' as const, ip: null, userAgent: null, requestId: null };

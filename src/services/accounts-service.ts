@@ -17,7 +17,7 @@ import { check, nameProblems, passwordProblems } from './account-rules.js';
 import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
 import { recordAudit, userTarget } from './audit.js';
 import type { AcceptInvitationInput, InvitationsService } from './invitations-service.js';
-import { sessionActor, type SessionsService, type StartedSession } from './sessions-service.js';
+import { refusedBySso, sessionActor, ssoRequired, type SessionsService, type StartedSession } from './sessions-service.js';
 import { normalizeEmail, toUser, type User } from './users-view.js';
 
 export { NAME_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './account-rules.js';
@@ -222,9 +222,17 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       const users = normalized.length <= EMAIL_MAX_LENGTH && password.length <= MAX_PASSWORD_INPUT
         ? await store.repos.users.findActiveByEmailAnyOrg(normalized)
         : [];
-      const candidates = users.filter((user) => user.password_hash !== null);
+      // Members whose organisation signs in with single sign-on are not offered a password check at all, so a
+      // refusal never tells whether their password was right (DASHBOARD 12).
+      const ssoOnly = new Set<string>();
+      for (const user of users) if (await refusedBySso(store.repos, user)) ssoOnly.add(user.id);
+      const candidates = users.filter((user) => user.password_hash !== null && !ssoOnly.has(user.id));
       const matches: UserRow[] = [];
       if (candidates.length === 0) await verifyPassword(password.slice(0, MAX_PASSWORD_INPUT), await dummy());
+      if (candidates.length === 0 && ssoOnly.size > 0) {
+        await attempt.refund();
+        throw ssoRequired(false);
+      }
       for (const user of candidates) if (await verifyPassword(password, user.password_hash!)) matches.push(user);
 
       if (matches.length === 0) {
@@ -358,7 +366,8 @@ export function createAccountsService(deps: AccountsServiceDeps) {
         const links = [];
         for (const user of users) {
           const org = await openOrganization(repos, user.org_id);
-          if (!org) continue;
+          // A password that could not sign in is not worth a link (single sign-on required of this member).
+          if (!org || (await refusedBySso(repos, user))) continue;
           links.push({ user, organizationName: org.name, ...(await issueLink(repos, user, 'reset', now)) });
         }
         return links;

@@ -60,7 +60,7 @@ export interface ResolvedSession {
 
 /** The answer to a member whose organisation signs in with single sign-on (DASHBOARD 12). */
 export const SSO_REQUIRED = 'sso_required';
-const ssoRequired = (owner: boolean) =>
+export const ssoRequired = (owner: boolean) =>
   new DomainError(
     403,
     SSO_REQUIRED,
@@ -77,6 +77,11 @@ async function ssoStanding(repos: Repositories, user: UserRow): Promise<'none' |
   const domain = emailDomain(user.email_normalized);
   if (domain === null || !(await repos.sso.requiresSso(user.org_id, domain))) return 'none';
   return user.role === 'owner' ? 'break_glass' : 'refused';
+}
+
+/** Whether the organisation's single sign-on requirement refuses this user any other way of signing in. */
+export async function refusedBySso(repos: Repositories, user: UserRow): Promise<boolean> {
+  return (await ssoStanding(repos, user)) === 'refused';
 }
 
 export function sessionActor(user: UserRow, sessionId: string | null, context: ActorContext, workspace: Workspace, confirmedAt: number | null = null): UserActor {

@@ -316,8 +316,8 @@ export function createSsoService(deps: SsoDeps) {
         }
         const changes: Record<string, { old: unknown; new: unknown }> = {};
         const was = { issuer: before?.issuer ?? null, client_id: before?.client_id ?? null, jit: before ? before.jit === 1 : null, default_role: before?.default_role ?? null };
-        const now_ = { issuer, client_id: clientId, jit: input.jit, default_role: role };
-        for (const key of Object.keys(now_) as (keyof typeof now_)[]) if (was[key] !== now_[key]) changes[key] = { old: was[key], new: now_[key] };
+        const after = { issuer, client_id: clientId, jit: input.jit, default_role: role };
+        for (const key of Object.keys(after) as (keyof typeof after)[]) if (was[key] !== after[key]) changes[key] = { old: was[key], new: after[key] };
         if (input.clientSecret !== '') changes.client_secret = { old: before ? 'set' : null, new: 'replaced' };
         await recordAudit(repos, actor, { action: 'sso.connection_saved', target: orgTarget(org), changes, at: now });
       });
