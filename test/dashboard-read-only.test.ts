@@ -41,6 +41,7 @@ const BANNER_PAGES: PageCase[] = [
   { route: '/account/security', url: () => '/dashboard/account/security' },
   { route: '/account/security/recovery-codes', url: () => '/dashboard/account/security/recovery-codes' },
   { route: '/settings/security', url: () => '/dashboard/settings/security' },
+  { route: '/settings/sso', url: () => '/dashboard/settings/sso' },
   { route: '/billing', url: () => '/dashboard/billing' },
   { route: '/export', url: () => '/dashboard/export' },
 ];
@@ -92,6 +93,13 @@ const REFUSED_FORMS: PageCase[] = [
   { route: '/webhooks/:id/rotate-secret', url: (w) => `${WH(w)}/rotate-secret`, fields: () => ({ previous_expires_in: '3600' }) },
   { route: '/webhooks/:id/test', url: (w) => `${WH(w)}/test`, fields: () => ({ event: 'project.created' }) },
   { route: '/webhooks/:id/enable', url: (w) => `${WH(w)}/enable` },
+  // Single sign-on's settings (DASHBOARD 12) are the workspace's configuration.
+  { route: '/settings/sso/connection', url: () => '/dashboard/settings/sso/connection', fields: () => ({ issuer: 'https://idp.example', client_id: 'late', client_secret: 'late secret', default_role: 'member' }) },
+  { route: '/settings/sso/connection/delete', url: () => '/dashboard/settings/sso/connection/delete' },
+  { route: '/settings/sso/domains', url: () => '/dashboard/settings/sso/domains', fields: () => ({ domain: 'late.example' }) },
+  { route: '/settings/sso/domains/verify', url: () => '/dashboard/settings/sso/domains/verify', fields: () => ({ domain: 'late.example' }) },
+  { route: '/settings/sso/domains/remove', url: () => '/dashboard/settings/sso/domains/remove', fields: () => ({ domain: 'late.example' }) },
+  { route: '/settings/sso/require', url: () => '/dashboard/settings/sso/require', fields: () => ({ required: 'on' }) },
 ];
 
 /**
@@ -107,12 +115,15 @@ const ALLOWED_FORMS = [
   '/account/security/totp/setup', '/account/security/totp/enable', '/account/security/totp/disable', '/account/security/recovery-codes',
   '/account/security/passkeys/options', '/account/security/passkeys', '/account/security/passkeys/:id/remove',
   '/account/security/sessions/:id/revoke', '/account/security/sessions/revoke-others', '/settings/security',
+  // Signing in through single sign-on, its test round trip and "Confirm with single sign-on" change no workspace data
+  // (test/sso.test.ts); members are not created on first sign-in while read-only.
+  '/login/sso', '/settings/sso/test', '/sso/confirm',
 ];
 /**
  * Pages open without a session (no workspace to show), file downloads, and the cancellation's confirmation
  * (the Billing suite's: a workspace already read-only has nothing to confirm and is sent back to Billing).
  */
-const OTHER_GETS = ['/login', '/login/two-step', '/forgot-password', '/password/:token', '/invitations/:token', '/export/:id/download', '/billing/cancel', '/webhooks/:id/rotated', '/account/security/totp'];
+const OTHER_GETS = ['/login', '/login/sso', '/sso/callback', '/login/two-step', '/forgot-password', '/password/:token', '/invitations/:token', '/export/:id/download', '/billing/cancel', '/webhooks/:id/rotated', '/account/security/totp'];
 
 /** Every route each page module declares, by method, from the source: a new form cannot go untested here. */
 function declaredRoutes(method: 'get' | 'post'): string[] {

@@ -55,7 +55,8 @@ describe("the session slot's seal", () => {
     expect(openForToken(`${token}!`, sealed)).toBeNull();
     // Any change to the stored text is refused, not read as something else.
     const [iv, body, tag] = sealed.split('.');
-    const flipped = `${iv}.${body!.slice(0, -2)}${body!.endsWith('A') ? 'B' : 'A'}${body!.slice(-1)}.${tag}`;
+    // The first character (the first byte's top six bits) always changes a byte; a last one may only hold padding bits.
+    const flipped = `${iv}.${body!.startsWith('A') ? 'B' : 'A'}${body!.slice(1)}.${tag}`;
     expect(openForToken(token, flipped)).toBeNull();
     expect(openForToken(token, 'not sealed')).toBeNull();
     // A fresh IV each time: the same value never seals to the same text.

@@ -5,7 +5,7 @@ import { totpCodeAt } from '../src/lib/totp.js';
 import { cliActor } from '../src/services/actor.js';
 import { DOMAIN_GRACE_MS, DOMAIN_RECHECK_MS } from '../src/services/sso-service.js';
 import { TWO_STEP_GRACE_MS } from '../src/services/sessions-service.js';
-import { DashboardClient, noticeOf, textOf, type PageResponse } from './helpers/dashboard.js';
+import { DashboardClient, noticeOf, tableRows, textOf, type PageResponse } from './helpers/dashboard.js';
 import { startDnsResponder, type DnsResponder } from './helpers/dns-responder.js';
 import { makeSelfSignedCertificate, waitFor, type TestCertificate } from './helpers/https-receiver.js';
 import { decodeQuotedPrintable, outboxMessages } from './helpers/mail-outbox.js';
@@ -205,6 +205,9 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
       const signedIn = (await auditRows('user.signed_in')).filter((r) => r.target_id === alice.id);
       expect(signedIn.at(-1)!.changes).toContain('sso');
       expect((await auditRows('sso.identity_linked')).some((r) => r.target_id === alice.id)).toBe(true);
+      // Admins see who is linked: single sign-on counts as two-step.
+      const members = await admin.get('/dashboard/members');
+      expect(tableRows(members.text, 'Members').find((row) => row.includes(alice.email))).toContain('Single sign-on');
     });
 
     it('refuses to link when the provider does not say email_verified: true; nothing is signed in or linked', async () => {

@@ -215,7 +215,8 @@ export function createSsoService(deps: SsoDeps) {
         await recordAudit(repos, sessionActor(user, null, context, ACTIVE_WORKSPACE), { action: 'invitation.accepted', target: userTarget(user), changes: { status: { old: 'invited', new: 'active' } }, at: now });
       }
     } else {
-      if (connection.jit !== 1 || !vouched || email === null) throw askAnAdministrator(org.name);
+      // A read-only workspace (cancelled) gains no members, by any door.
+      if (connection.jit !== 1 || !vouched || email === null || org.state !== 'active') throw askAnAdministrator(org.name);
       user = await repos.users.insert({
         id: newId('user'),
         org_id: connection.org_id,
@@ -280,6 +281,7 @@ export function createSsoService(deps: SsoDeps) {
      */
     async saveConnection(actor: Actor, input: SaveConnectionInput): Promise<void> {
       requireAdmin(actor);
+      await requireWritable(store.repos, actor);
       const now = clock.now();
       requireConfirmed(actor, now);
       const issuer = input.issuer.trim().replace(/\/+$/, '');
@@ -291,7 +293,6 @@ export function createSsoService(deps: SsoDeps) {
         ...(input.defaultRole !== 'viewer' && input.defaultRole !== 'member' ? [{ field: 'default_role', message: 'must be viewer or member (members created on first sign-in are never admins or owners)' }] : []),
       ];
       if (problems.length > 0) throw errors.validation(problems);
-      await requireWritable(store.repos, actor);
       const current = await store.repos.sso.findConnection(actor.orgId);
       if (!current && input.clientSecret === '') throw fieldError('client_secret', 'is required');
       if (current?.required_at != null && (current.issuer !== issuer || current.client_id !== clientId)) {
@@ -325,9 +326,9 @@ export function createSsoService(deps: SsoDeps) {
 
     async deleteConnection(actor: Actor): Promise<void> {
       requireAdmin(actor);
+      await requireWritable(store.repos, actor);
       const now = clock.now();
       requireConfirmed(actor, now);
-      await requireWritable(store.repos, actor);
       await store.transaction(async (repos) => {
         const org = await organization(repos, actor.orgId);
         const connection = await repos.sso.findConnection(actor.orgId);
@@ -361,10 +362,10 @@ export function createSsoService(deps: SsoDeps) {
     /** "Verify domain": the TXT record looked up now; verified for this organisation unless another holds it. */
     async verifyDomain(actor: Actor, input: string): Promise<SsoDomainView> {
       requireAdmin(actor);
+      await requireWritable(store.repos, actor);
       const domain = normalizeDomain(input);
       const row = domain ? await store.repos.sso.findDomain(actor.orgId, domain) : undefined;
       if (!domain || !row) throw errors.notFound('domain');
-      await requireWritable(store.repos, actor);
       const expected = `${TXT_VALUE_PREFIX}${row.token}`;
       const found = await lookup(`${TXT_PREFIX}.${domain}`);
       if (!found.includes(expected)) {
@@ -409,9 +410,9 @@ export function createSsoService(deps: SsoDeps) {
     /** "Require single sign-on" (owner): offered only after a verified domain and a successful test. */
     async setRequired(actor: Actor, required: boolean): Promise<void> {
       requireOwner(actor);
+      await requireWritable(store.repos, actor);
       const now = clock.now();
       requireConfirmed(actor, now);
-      await requireWritable(store.repos, actor);
       await store.transaction(async (repos) => {
         const org = await organization(repos, actor.orgId);
         const connection = await repos.sso.findConnection(actor.orgId);
@@ -465,6 +466,12 @@ export function createSsoService(deps: SsoDeps) {
         throw new DomainError(409, 'sso_not_linked', 'Your account is not linked to single sign-on: confirm with your password or passkey.');
       }
       return begin(connection, 'confirm', bindingOf(browserSecret), { userId: actor.userId, next, fresh: true });
+    },
+
+    /** Of the given members, those linked to the organisation's connection (the members table; admins and owners). */
+    async linkedMembers(actor: Actor, userIds: readonly string[]): Promise<Set<string>> {
+      if (actor.type === 'user' && actor.role !== 'admin' && actor.role !== 'owner') return new Set();
+      return store.repos.sso.identitiesOfUsers(actor.orgId, userIds);
     },
 
     /** Whether the user can confirm through the provider (their account is linked to the connection). */

@@ -289,11 +289,12 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
       if (Object.keys(changes).length === 0) return view(existing);
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
-        const updated = await repos.webhooks.update(actor.orgId, webhookId, { ...changes, updated_at: now });
-        if (!updated) throw errors.notFound('webhook');
         // Ordering turned off: the deliveries waiting their turn become due at once, as any others. Turned
         // on, it orders the deliveries of events from then on (those already waiting go out as queued).
+        // Deliveries before the subscription, in the order a worker recording an attempt locks them.
         if (changes.ordering === 'none') await repos.deliveries.releaseOrder(actor.orgId, webhookId, now);
+        const updated = await repos.webhooks.update(actor.orgId, webhookId, { ...changes, updated_at: now });
+        if (!updated) throw errors.notFound('webhook');
         await recordAudit(repos, actor, { action: 'webhook.updated', target: { type: 'webhook', id: webhookId, label: updated.url }, changes: audit, at: now });
         return updated;
       });
@@ -387,9 +388,11 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
       const now = clock.now();
       return store.transaction(async (repos) => {
         const existing = await repos.webhooks.findById(orgId, webhookId);
-        const deleted = existing && (await repos.webhooks.delete(orgId, webhookId));
-        if (!existing || !deleted) throw errors.notFound('webhook');
+        if (!existing) throw errors.notFound('webhook');
+        // Deliveries first, then the subscription: the order in which a worker recording an attempt locks them
+        // (the delivery, then the subscription's streak). The other order deadlocked on PostgreSQL (a 500).
         await repos.events.cancelPendingForWebhook(orgId, webhookId, now, 'subscription_deleted');
+        if (!(await repos.webhooks.delete(orgId, webhookId))) throw errors.notFound('webhook');
         await recordAudit(repos, actor, { action: 'webhook.deleted', target: { type: 'webhook', id: webhookId, label: existing.url }, at: now });
         return view(existing);
       });

@@ -55,6 +55,8 @@ interface MembersViewProps {
   expiries: Map<string, number>;
   /** Members with a second factor (DASHBOARD 11's "2-step" column); shown to admins and owners. */
   twoStep: Set<string>;
+  /** Members linked to the organisation's single sign-on (which counts as two-step: DASHBOARD 12). */
+  linked: Set<string>;
   cursor?: string | undefined;
   invite?: InviteForm;
   errors?: readonly FormError[];
@@ -125,7 +127,13 @@ function StatusCell({ user, expiries }: { user: User; expiries: Map<string, numb
   );
 }
 
-function MembersView({ page, members, activeOwners, expiries, twoStep, cursor, invite = EMPTY_INVITE, errors: formErrors = [] }: MembersViewProps) {
+/** The "2-step" column: a factor of their own, single sign-on (two factors at the provider), both, or neither. */
+function twoStepWords(factor: boolean, sso: boolean): string {
+  if (sso) return factor ? 'On · single sign-on' : 'Single sign-on';
+  return factor ? 'On' : 'Off';
+}
+
+function MembersView({ page, members, activeOwners, expiries, twoStep, linked, cursor, invite = EMPTY_INVITE, errors: formErrors = [] }: MembersViewProps) {
   const { actor, csrf } = page;
   // Only what the rules let this viewer do is offered; the services refuse the rest anyway.
   const canInvite = canChange(actor, 'users', 'create');
@@ -180,7 +188,7 @@ function MembersView({ page, members, activeOwners, expiries, twoStep, cursor, i
             <td>
               <StatusCell user={user} expiries={expiries} />
             </td>
-            {showTwoStep ? <td>{user.status === 'invited' ? <span class="muted">—</span> : twoStep.has(user.id) ? 'On' : 'Off'}</td> : null}
+            {showTwoStep ? <td>{user.status === 'invited' ? <span class="muted">—</span> : twoStepWords(twoStep.has(user.id), linked.has(user.id))}</td> : null}
             {showActions ? (
               <td>
                 <ActionsCell page={page} user={user} activeOwners={activeOwners} />
@@ -231,12 +239,14 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   async function listing(page: PageContext, cursor?: string) {
     const members = await users.listMembers(page.actor.orgId, { limit: PAGE_SIZE, cursor });
     const invited = members.items.filter((u) => u.status === 'invited').map((u) => u.id);
-    const [activeOwners, expiries, twoStep] = await Promise.all([
+    const ids = members.items.map((u) => u.id);
+    const [activeOwners, expiries, twoStep, linked] = await Promise.all([
       users.activeOwnerCount(page.actor.orgId),
       users.invitationExpiries(page.actor.orgId, invited),
-      services.accountSecurity.membersWithTwoStep(page.actor, members.items.map((u) => u.id)),
+      services.accountSecurity.membersWithTwoStep(page.actor, ids),
+      services.sso.linkedMembers(page.actor, ids),
     ]);
-    return { members, activeOwners, expiries, twoStep };
+    return { members, activeOwners, expiries, twoStep, linked };
   }
   const firstPage = (page: PageContext) => listing(page);
 
