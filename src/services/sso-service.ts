@@ -451,11 +451,10 @@ export function createSsoService(deps: SsoDeps) {
     /** "Test single sign-on": the round trip, nobody signed in; what the provider said is shown and kept. */
     async startTest(actor: Actor, browserSecret: string): Promise<URL> {
       requireAdmin(actor);
-      const self = actor as UserActor;
       if (actor.type !== 'user') throw errors.forbidden('the test runs in a browser');
       const connection = await store.repos.sso.findConnection(actor.orgId);
       if (!connection) throw notConfigured();
-      return begin(connection, 'test', bindingOf(browserSecret), { userId: self.userId, fresh: true });
+      return begin(connection, 'test', bindingOf(browserSecret), { userId: actor.userId, fresh: true });
     },
 
     /** "Confirm with single sign-on": a fresh sign-in at the provider (prompt=login, max_age=0) proves the person again. */

@@ -390,9 +390,12 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
         const existing = await repos.webhooks.findById(orgId, webhookId);
         if (!existing) throw errors.notFound('webhook');
         // Deliveries first, then the subscription: the order in which a worker recording an attempt locks them
-        // (the delivery, then the subscription's streak). The other order deadlocked on PostgreSQL (a 500).
+        // (the delivery, then the subscription's streak); the other order deadlocked on PostgreSQL (a 500). The
+        // DELETE then waits for any event still being recorded for this subscription (it holds the row FOR
+        // SHARE), so its deliveries, committed meanwhile, are cancelled by the second pass.
         await repos.events.cancelPendingForWebhook(orgId, webhookId, now, 'subscription_deleted');
         if (!(await repos.webhooks.delete(orgId, webhookId))) throw errors.notFound('webhook');
+        await repos.events.cancelPendingForWebhook(orgId, webhookId, now, 'subscription_deleted');
         await recordAudit(repos, actor, { action: 'webhook.deleted', target: { type: 'webhook', id: webhookId, label: existing.url }, at: now });
         return view(existing);
       });
