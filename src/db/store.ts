@@ -34,9 +34,31 @@ export function createStore(database: Database, waker?: { wake(): void }, traceP
     async transaction(work) {
       const unit: UnitOfWork = { workCreated: 0, traceParent: traceParent ? traceParent() : null };
       if (groupCommit) return groupCommit.run((trx) => work(createRepositories({ db: trx, dialect, unit })), unit, waker);
-      const result = await db.transaction().execute((trx) => work(createRepositories({ db: trx, dialect, unit })));
-      if (unit.workCreated > 0) waker?.wake();
-      return result;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const result = await db.transaction().execute((trx) => work(createRepositories({ db: trx, dialect, unit })));
+          if (unit.workCreated > 0) waker?.wake();
+          return result;
+        } catch (error) {
+          if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error;
+          // PostgreSQL rolled this unit back whole to break a lock cycle; run it again (a unit's writes are its
+          // transaction's, and its mails and wake-ups happen after the commit).
+          unit.workCreated = 0;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+        }
+      }
     },
   };
+}
+
+/**
+ * How many times a unit of work runs when PostgreSQL picks it as a deadlock's victim. Row locks are taken in
+ * orders that cannot all agree (an event's fan-out share-locks every listening subscription; a worker's claim
+ * and its recording lock deliveries and then their subscriptions), so a cycle is rare but possible under load;
+ * the victim's answer was a 500 (seen in CI on `POST /v1/projects` beside a FIFO subscription's claim).
+ */
+const DEADLOCK_ATTEMPTS = 3;
+
+function isDeadlock(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '40P01';
 }
