@@ -15,7 +15,7 @@ import { actingRole, type Actor, type ActorContext, type UserActor } from './act
 import { createdChanges, recordAudit, userTarget, type AuditTarget } from './audit.js';
 import { requireConfirmed } from './confirmation.js';
 import { tooManyAttempts } from './accounts-service.js';
-import { NAME_MAX_LENGTH } from './account-rules.js';
+import { nameProblems } from './account-rules.js';
 import { sessionActor, type SessionsService, type StartedSession } from './sessions-service.js';
 import { normalizeEmail } from './users-view.js';
 import { emailDomain, normalizeDomain } from '../lib/email-domain.js';
@@ -602,5 +602,5 @@ function bindingOf(browserSecret: string): string {
 /** The provider's `name`, kept when it fits the account rules; otherwise none (the member can set one). */
 function cleanName(name: string | null): string | null {
   const trimmed = name?.trim() ?? '';
-  return trimmed !== '' && [...trimmed].length <= NAME_MAX_LENGTH ? trimmed : null;
+  return nameProblems('name', trimmed).length === 0 ? trimmed : null;
 }

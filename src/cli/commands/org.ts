@@ -5,6 +5,7 @@ import { required, UsageError } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import type { SsoSettingsView } from '../../services/sso-service.js';
 import { withContainer } from '../runtime.js';
+import { toIso } from '../../lib/time.js';
 
 const ORG_ID: readonly PositionalSpec[] = [{ name: 'ORG', description: 'organisation id (org_...)' }];
 
@@ -34,7 +35,7 @@ function action<T extends string>(given: string, allowed: readonly T[], path: st
   return given as T;
 }
 
-const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : toIso(ms));
 
 /** `org sso show`: the connection as the settings page shows it (never the secret). */
 function ssoData(view: SsoSettingsView) {

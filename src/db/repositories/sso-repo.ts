@@ -99,8 +99,8 @@ export function ssoRepository({ db }: RepoContext) {
       await db.insertInto('sso_domains').values(row).execute();
     },
 
-    async deleteDomain(orgId: string, domain: string): Promise<SsoDomainRow | undefined> {
-      return db.deleteFrom('sso_domains').where('org_id', '=', orgId).where('domain', '=', domain).returningAll().executeTakeFirst();
+    async deleteDomain(orgId: string, domain: string): Promise<void> {
+      await db.deleteFrom('sso_domains').where('org_id', '=', orgId).where('domain', '=', domain).execute();
     },
 
     /** The organisation that has verified this domain, if any (at most one: a unique index). */

@@ -6,7 +6,7 @@ import { DomainError } from '../../errors.js';
 import { CONFIRM_WINDOW_MS, CONFIRMATION_REQUIRED } from '../../services/confirmation.js';
 import type { Services } from '../../services/index.js';
 import type { FactorsOf } from '../../services/two-step-service.js';
-import { pageContext, sendPage, type PageContext } from './context.js';
+import { pageContext, safeDashboardPath, sendPage, type PageContext } from './context.js';
 import { formErrors } from './form-validation.js';
 import { CsrfField, errorFor, Field, type FormError } from './views/components.js';
 import { Layout, PASSKEY_SCRIPTS } from './views/layout.js';
@@ -52,8 +52,7 @@ export async function confirmIdentity(services: Services, request: FastifyReques
 
 /** The page the interrupted form was on: where "Confirm with single sign-on" comes back to. */
 function fromOf(body: unknown): string | null {
-  const from = body && typeof body === 'object' ? (body as Record<string, unknown>)._from : null;
-  return typeof from === 'string' && from.startsWith('/dashboard') ? from : null;
+  return safeDashboardPath(body && typeof body === 'object' ? (body as Record<string, unknown>)._from : null);
 }
 
 /** The form's own fields (not its token, not the proof), to post again after confirming. */

@@ -215,7 +215,7 @@ function StartPage({ csrf, next, email, errors }: { csrf: string; next: string |
   );
 }
 
-function TestResult(claims: OidcClaims, recorded: boolean): string {
+function testResultNotice(claims: OidcClaims, recorded: boolean): string {
   const what = `subject ${claims.subject}, email ${claims.email ?? 'not given'}, email_verified ${yesNo(claims.emailVerified)}`;
   return recorded ? `Single sign-on works. The provider returned ${what}.` : `The provider returned ${what}, but the connection was changed meanwhile: test again.`;
 }
@@ -304,7 +304,7 @@ export const ssoPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servic
     const signedIn = request.dashboard.session?.actor ?? null;
     const result = await sso.callback(url, request.dashboard.csrfSecret, signedIn, requestContext(request, 'dashboard'));
     if (result.kind === 'session') return enterSession(services, cookies, request, reply, result.session, result.next ?? '/dashboard');
-    if (result.kind === 'test') return seeOther(reply, HERE, { notice: TestResult(result.claims, result.recorded) });
+    if (result.kind === 'test') return seeOther(reply, HERE, { notice: testResultNotice(result.claims, result.recorded) });
     return seeOther(reply, result.next ?? '/dashboard', { notice: "Confirmed. Send the form again: you will not be asked for 15 minutes." });
   });
 };
