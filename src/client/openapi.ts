@@ -923,14 +923,14 @@ export interface components {
         CreateApiKeyRequest: {
             /** @description read, full, or a list of projects, users, webhooks, workflows, tasks, events, audit_log, api_keys, exports (each optionally :read); never wider than the calling key's. */
             scope: string;
-            /** @description At most 255 characters. */
+            /** @description At most 255 characters, not blank; empty or null for none. */
             name?: string | null;
             /** @description Only the calling key's own user (the default). */
             user_id?: string;
         };
         /** CreateProjectRequest */
         CreateProjectRequest: {
-            /** @description 1 to 255 characters (code points). */
+            /** @description 1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible). */
             name: string;
             /** @description At most 1,000 characters; "" or null clears it. */
             description?: string | null;
@@ -942,7 +942,7 @@ export interface components {
         };
         /** CreateTaskRequest */
         CreateTaskRequest: {
-            /** @description 1 to 255 characters (code points). */
+            /** @description 1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible). */
             title: string;
             /** @description At most 10,000 characters. */
             description?: string | null;
@@ -972,7 +972,7 @@ export interface components {
         };
         /** CreateWorkflowRequest */
         CreateWorkflowRequest: {
-            /** @description 1 to 255 characters (code points). */
+            /** @description 1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible). */
             name: string;
             /** @description At most 10,000 characters; "" or null clears it. */
             description?: string | null;
@@ -1488,7 +1488,7 @@ export interface components {
          * @description The whole workflow: what GET returns, changed where it should change.
          */
         ReplaceWorkflowRequest: {
-            /** @description 1 to 255 characters (code points). */
+            /** @description 1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible). */
             name: string;
             /** @description At most 10,000 characters; "" or null clears it. */
             description?: string | null;
@@ -1861,7 +1861,7 @@ export interface components {
          * @description Only the fields given change.
          */
         UpdateProjectRequest: {
-            /** @description 1 to 255 characters (code points). */
+            /** @description 1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible). */
             name?: string;
             /** @description At most 1,000 characters; "" or null clears it. */
             description?: string | null;
@@ -1872,7 +1872,7 @@ export interface components {
          * @description Only the fields given change. A new assignee fires `task.assigned`.
          */
         UpdateTaskRequest: {
-            /** @description 1 to 255 characters (code points). */
+            /** @description 1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible). */
             title?: string;
             /** @description A member of the organisation; null or "" leaves it unassigned. */
             assignee_id?: string | null;

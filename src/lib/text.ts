@@ -165,3 +165,17 @@ const counts = new Intl.NumberFormat('en-US');
 export function countOf(n: number, singular: string, pluralForm = `${singular}s`): string {
   return `${counts.format(n)} ${n === 1 ? singular : pluralForm}`;
 }
+
+/** What a blank name is told (CONTRACT 4). */
+export const BLANK_MESSAGE = 'must not be blank';
+
+// White_Space and format characters (Cf: zero-width space's neighbours, joiners, bidi marks) draw nothing.
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Cf}]*$/u;
+
+/**
+ * CONTRACT 4: a name (project, workflow, task, API key, organisation) needs one character a person can see.
+ * Nothing is trimmed: a name that passes is stored as typed.
+ */
+export function isBlank(text: string): boolean {
+  return INVISIBLE_ONLY.test(text);
+}

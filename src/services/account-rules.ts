@@ -1,4 +1,5 @@
 import { errors, type ErrorDetail } from '../errors.js';
+import { BLANK_MESSAGE, isBlank } from '../lib/text.js';
 
 /**
  * The rules of a person's own fields, whichever door sets them (the invitation's JSON endpoint and form,
@@ -19,7 +20,8 @@ export function passwordProblems(field: string, password: string): ErrorDetail[]
 
 export function nameProblems(field: string, name: string): ErrorDetail[] {
   const length = codePoints(name);
-  return length < 1 || length > NAME_MAX_LENGTH ? [{ field, message: `must be 1 to ${NAME_MAX_LENGTH} characters` }] : [];
+  if (length < 1 || length > NAME_MAX_LENGTH) return [{ field, message: `must be 1 to ${NAME_MAX_LENGTH} characters` }];
+  return isBlank(name) ? [{ field, message: BLANK_MESSAGE }] : [];
 }
 
 /** Throws 400 `validation_failed` naming every problem, if there is any. */

@@ -5,6 +5,7 @@ import type { Repositories } from '../db/repositories/index.js';
 import { errors, fieldError } from '../errors.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { newId, randomToken } from '../lib/ids.js';
+import { BLANK_MESSAGE, isBlank } from '../lib/text.js';
 import { toIso, type Clock } from '../lib/time.js';
 import { authorize, inOrg, type Actor } from './actor.js';
 import { toPage } from '../db/repositories/executor.js';
@@ -63,6 +64,8 @@ export function summarizeKey(row: ApiKeyRow): KeySummary {
 function checkKeyName(name: string | null | undefined): string | null {
   if (name === undefined || name === null || name === '') return null;
   if ([...name].length > 255) throw fieldError('name', 'must be at most 255 characters');
+  // No name at all is allowed (the key is "Unnamed"); a name nobody can see is not (CONTRACT 4).
+  if (isBlank(name)) throw fieldError('name', BLANK_MESSAGE);
   return name;
 }
 

@@ -1,5 +1,6 @@
-import { errors } from '../errors.js';
+import { errors, fieldError } from '../errors.js';
 import { newId } from '../lib/ids.js';
+import { BLANK_MESSAGE, isBlank } from '../lib/text.js';
 import { toIso, type Clock } from '../lib/time.js';
 import type { ProjectRow, ProjectStatus } from '../db/schema.js';
 import type { Store } from '../db/store.js';
@@ -54,6 +55,11 @@ function eventData(row: ProjectRow): Record<string, unknown> {
   return { project_id: p.id, name: p.name, description: p.description, status: p.status, created_at: p.created_at, updated_at: p.updated_at };
 }
 
+/** The schema counts the length (1 to 255 code points); a name must also be visible (CONTRACT 4). */
+function checkName(name: string): void {
+  if (isBlank(name)) throw fieldError('name', BLANK_MESSAGE);
+}
+
 const projectTarget = (row: ProjectRow) => ({ type: 'project', id: row.id, label: row.name });
 
 const emptyToNull = (value: string | null | undefined) => (value === '' || value === undefined ? null : value);
@@ -80,6 +86,7 @@ export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
     async create(actor: Actor, input: CreateProjectInput): Promise<Project> {
       authorize(actor, 'projects', 'create');
       await requireWritable(store.repos, actor);
+      checkName(input.name);
       const { orgId } = actor;
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
@@ -107,6 +114,7 @@ export function createProjectsService({ store, clock }: ProjectsServiceDeps) {
     async update(actor: Actor, projectId: string, input: UpdateProjectInput): Promise<Project> {
       authorize(actor, 'projects', 'update');
       await requireWritable(store.repos, actor);
+      if (input.name !== undefined) checkName(input.name);
       const { orgId } = actor;
       const now = clock.now();
       const result = await store.transaction(async (repos) => {

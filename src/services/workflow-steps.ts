@@ -1,6 +1,7 @@
 import type { StepKind, WorkflowStepDefinition } from '../db/schema.js';
 import { errors, fieldError } from '../errors.js';
 import { newId } from '../lib/ids.js';
+import { BLANK_MESSAGE, isBlank } from '../lib/text.js';
 import { DAY_MS } from '../lib/time.js';
 import type { Repositories } from '../db/repositories/index.js';
 
@@ -62,10 +63,11 @@ export function formatIsoDuration(ms: number): string {
   return `P${days ? `${days}D` : ''}${time ? `T${time}` : ''}`;
 }
 
-/** 1 to 255 code points, like a project name; nothing is trimmed. */
+/** 1 to 255 code points, like a project name, and not blank (CONTRACT 4); nothing is trimmed. */
 export function checkText(value: string, field: string): string {
   const length = [...value].length;
   if (length < 1 || length > 255) throw fieldError(field, 'must be 1 to 255 characters');
+  if (isBlank(value)) throw fieldError(field, BLANK_MESSAGE);
   return value;
 }
 

@@ -63,7 +63,7 @@ export const orgGroup: CommandGroup = {
       summary: 'create an organisation with an active owner and a full-access API key',
       details: 'The API key is shown once; store it now. setup_url is a single-use link (72 hours) for the owner to choose a dashboard password.',
       options: {
-        name: { type: 'string', value: 'NAME', description: 'organisation name (1 to 255 characters)', required: true },
+        name: { type: 'string', value: 'NAME', description: 'organisation name (1 to 255 characters, not blank)', required: true },
         'owner-email': { type: 'string', value: 'EMAIL', description: "the owner's e-mail address", required: true },
         'owner-name': { type: 'string', value: 'NAME', description: "the owner's display name" },
       },

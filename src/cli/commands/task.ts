@@ -66,7 +66,7 @@ export const taskGroup: CommandGroup = {
       options: {
         org: ORG_OPTION,
         project: { type: 'string', value: 'PROJECT', description: 'project id (proj_...)', required: true },
-        title: { type: 'string', value: 'TITLE', description: 'task title (1 to 255 characters)', required: true },
+        title: { type: 'string', value: 'TITLE', description: 'task title (1 to 255 characters, not blank)', required: true },
         description: { type: 'string', value: 'TEXT', description: 'details (up to 10,000 characters)' },
         assignee: { type: 'string', value: 'USER', description: 'assign it to this member (user_...)' },
         due: { type: 'string', value: 'YYYY-MM-DD', description: 'due at the end of that day (UTC)', check: checkDue },

@@ -89,7 +89,7 @@ export const workflowGroup: CommandGroup = {
       options: {
         org: ORG_OPTION,
         project: { type: 'string', value: 'PROJECT', description: 'project id (proj_...)', required: true },
-        name: { type: 'string', value: 'NAME', description: 'workflow name (1 to 255 characters)', required: true },
+        name: { type: 'string', value: 'NAME', description: 'workflow name (1 to 255 characters, not blank)', required: true },
         description: { type: 'string', value: 'TEXT', description: 'what the workflow is for (up to 10,000 characters)' },
         steps: { type: 'string', value: 'STEPS', description: `the steps as a JSON array (at most 20; see above)` },
       },

@@ -62,7 +62,7 @@ export const CreatedApiKey = Type.Object(
 export const CreateApiKeyBody = Type.Object(
   {
     scope: Type.String({ maxLength: 1024, description: `${SCOPE_HELP}; never wider than the calling key's.` }),
-    name: Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'At most 255 characters.' })),
+    name: Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'At most 255 characters, not blank; empty or null for none.' })),
     user_id: Type.Optional(Type.String({ maxLength: 128, description: 'Only the calling key\'s own user (the default).' })),
   },
   { additionalProperties: false, title: 'CreateApiKeyRequest' },

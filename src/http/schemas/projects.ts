@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 const ProjectStatus = Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')], { title: 'ProjectStatus' });
-const Name = Type.String({ minLength: 1, maxLength: 255, description: '1 to 255 characters (code points).' });
+const Name = Type.String({ minLength: 1, maxLength: 255, description: '1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible).' });
 const Description = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], {
   description: 'At most 1,000 characters; "" or null clears it.',
 });

@@ -44,7 +44,7 @@ export const ListTasksQuery = Type.Object({
   project_id: Type.Optional(Type.String({ maxLength: 128 })),
 });
 
-const Title = Type.String({ maxLength: 1024, description: '1 to 255 characters (code points).' });
+const Title = Type.String({ maxLength: 1024, description: '1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible).' });
 const DueAt = Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
   description: 'A time (`2026-12-31T17:00:00Z`) or a date (`2026-12-31`: the end of that day, UTC); null or "" clears it.',
 });

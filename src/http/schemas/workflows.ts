@@ -57,7 +57,7 @@ const StepInput = Type.Object(
   { additionalProperties: false, title: 'WorkflowStepInput' },
 );
 
-const Name = Type.String({ maxLength: 1024, description: '1 to 255 characters (code points).' });
+const Name = Type.String({ maxLength: 1024, description: '1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible).' });
 const Description = Type.Union([Type.String(), Type.Null()], { description: 'At most 10,000 characters; "" or null clears it.' });
 const Steps = Type.Array(StepInput, { maxItems: MAX_STEPS, description: `In order; at most ${MAX_STEPS} (WORKFLOW_MAX_STEPS may lower it).` });
 
