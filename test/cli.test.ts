@@ -502,7 +502,7 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
     const approvalId = waiting.steps[0]!.task_id!;
 
     const cancelled = await cliJson(['run', 'cancel', run.id, '--org', orgId], world.env);
-    expect(cancelled).toMatchObject({ id: run.id, status: 'cancelled', error: 'Run cancelled by cli', error_code: 'cancelled', finished_at: expect.any(String) });
+    expect(cancelled).toMatchObject({ id: run.id, status: 'cancelled', error: 'Run cancelled by an operator (command line)', error_code: 'cancelled', finished_at: expect.any(String) });
     const shown = await cliJson(['run', 'show', run.id, '--org', orgId], world.env);
     expect(shown.steps[0].task).toMatchObject({ status: 'cancelled' });
 
@@ -549,7 +549,7 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
       status: 'failed',
       started_at: shown.started_at,
       finished_at: cancelled.finished_at,
-      error: 'Run cancelled by cli',
+      error: 'Run cancelled by an operator (command line)',
       error_code: 'cancelled',
     });
   });

@@ -203,13 +203,13 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
     // The owner's page shows it without anyone reloading it.
     await expect.poll(() => steps.textContent(), { timeout: 15_000 }).toContain('Done');
     for (const key of await services.runs.claimDue('browser-test', 30_000, 10)) await services.runs.advance('browser-test', key);
-    await expect.poll(() => watcher.getByRole('heading', { level: 1 }).textContent()).toBe('Run of Release checklist');
+    await expect.poll(() => watcher.getByRole('heading', { level: 1 }).textContent()).toBe('Run #1 of Release checklist');
     await expect.poll(async () => (await watcher.locator('dl.facts').textContent()) ?? '', { timeout: 15_000 }).toContain('Completed');
     // Finished: "Run again" starts another run of the same workflow.
     await follow(watcher, watcher.getByRole('button', { name: 'Run again' }));
     expect(watcher.url()).toMatch(/\/dashboard\/runs\/run_/);
     expect(watcher.url()).not.toContain(run.id);
-    expect(await notice(watcher)).toEqual(['Run of "Release checklist" started. This page follows it step by step.']);
+    expect(await notice(watcher)).toEqual(['Run #2 of "Release checklist" started. This page follows it step by step.']);
   });
 
   it('a failing subscription is flagged on the overview with a link to it', async () => {

@@ -374,7 +374,7 @@ describe.each(testDialects())('transactional outbox (%s)', (dialect) => {
           status: 'failed',
           started_at: startedAt,
           finished_at: iso(),
-          error: 'Approval "Ship it" was rejected by cli: not this week',
+          error: 'Approval "Ship it" was rejected by an operator (command line): not this week',
           error_code: 'approval_rejected',
         },
       });
@@ -396,7 +396,7 @@ describe.each(testDialects())('transactional outbox (%s)', (dialect) => {
         status: 'failed',
         started_at: null,
         finished_at: iso(),
-        error: 'Run cancelled by cli',
+        error: 'Run cancelled by an operator (command line)',
         error_code: 'cancelled',
       });
       expect(webhookIds).toEqual([onFailed]);

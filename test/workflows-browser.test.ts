@@ -142,7 +142,7 @@ describe.skipIf(SKIP)('workflow pages in a browser (sqlite)', () => {
     await waitFor('workflow.failed', () => received().some((e) => e.event === 'workflow.failed' && e.data.run_id === runId));
     const failed = received().find((e) => e.event === 'workflow.failed' && e.data.run_id === runId)!;
     expect(failed.data).toMatchObject({ run_id: runId, status: 'failed', error_code: 'approval_rejected' });
-    expect(failed.data.error).toBe(`Approval "Approve the launch" was rejected by ${OWNER_EMAIL}: not this week`);
+    expect(failed.data.error).toBe(`Approval "Approve the launch" was rejected by Flo Owner: not this week`);
 
     await page.goto(`${baseUrl}/dashboard/runs/${runId}`);
     const main = (await page.getByRole('main').textContent()) ?? '';

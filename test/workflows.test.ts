@@ -120,6 +120,8 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
   }
 
   const detail = (w: World, runId: string) => s().runs.get(w.owner, runId);
+  /** How a run's error sentence names a person: their name, else their e-mail. */
+  const nameIn = async (actor: UserActor) => (await env.container.store.repos.users.findById(actor.orgId, actor.userId))?.name ?? actor.label;
   const taskOf = async (w: World, runId: string, stepNumber: number) => (await detail(w, runId)).steps[stepNumber - 1]!.task_id!;
 
   describe('step kinds', () => {
@@ -344,7 +346,7 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
       const end = clock.now();
       expect(await tick()).toContain(run.id);
 
-      const error = `Approval "Sign off the budget" was rejected by ${approver.label}: Too expensive`;
+      const error = `Approval "Sign off the budget" was rejected by ${await nameIn(approver)}: Too expensive`;
       const failed = await detail(w, run.id);
       expect(failed).toMatchObject({ status: 'failed', error_code: 'approval_rejected', error, finished_at: toIso(end) });
       expect(failed.steps.map((st) => [st.status, st.outcome, st.task_id === null])).toEqual([
@@ -386,7 +388,7 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
       const taskId = await taskOf(w, run.id, 1);
       await s().tasks.resolve(member, taskId, { action: 'cancel', reason: 'Event postponed' });
       expect(await tick()).toContain(run.id);
-      const error = `Task "Book the venue" was cancelled by ${member.label}: Event postponed`;
+      const error = `Task "Book the venue" was cancelled by ${await nameIn(member)}: Event postponed`;
       expect(await detail(w, run.id)).toMatchObject({ status: 'failed', error_code: 'task_cancelled', error });
       expect((await detail(w, run.id)).steps[0]).toMatchObject({ status: 'failed', outcome: 'cancelled', task: { status: 'cancelled' } });
       const [failed] = await events(w.org.id, 'workflow.failed');
@@ -402,7 +404,7 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
       clock.advance(MINUTE);
       const at = clock.now();
       const cancelled = await s().runs.cancel(member, run.id);
-      expect(cancelled).toMatchObject({ status: 'cancelled', error_code: 'cancelled', error: `Run cancelled by ${member.label}`, finished_at: toIso(at), wakes_at: null });
+      expect(cancelled).toMatchObject({ status: 'cancelled', error_code: 'cancelled', error: `Run cancelled by ${await nameIn(member)}`, finished_at: toIso(at), wakes_at: null });
       expect(await s().tasks.get(w.owner, taskId)).toMatchObject({ status: 'cancelled', decision: null, completed_at: toIso(at), updated_at: toIso(at) });
       expect(await events(w.org.id, 'workflow.failed')).toEqual([
         {
@@ -415,7 +417,7 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
             status: 'failed',
             started_at: cancelled.started_at,
             finished_at: toIso(at),
-            error: `Run cancelled by ${member.label}`,
+            error: `Run cancelled by ${await nameIn(member)}`,
             error_code: 'cancelled',
           },
         },
@@ -745,7 +747,7 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
       await refused(s().tasks.resolve(viewer, printId, { action: 'approve' }), 403, 'forbidden');
       expect(await s().tasks.resolve(admin, printId, { action: 'reject' })).toMatchObject({ decision: 'rejected', completed_by: admin.userId });
       await tick();
-      expect(await detail(w, run.id)).toMatchObject({ status: 'failed', error_code: 'approval_rejected', error: `Approval "Print?" was rejected by ${admin.label}` });
+      expect(await detail(w, run.id)).toMatchObject({ status: 'failed', error_code: 'approval_rejected', error: `Approval "Print?" was rejected by ${await nameIn(admin)}` });
 
       // An unassigned task: an admin (and the owner) can finish it, a member cannot.
       const loose = await s().tasks.create(w.owner, w.projectId, { title: 'Tidy up' });

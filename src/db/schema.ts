@@ -195,6 +195,8 @@ export interface WorkflowRunsTable {
   /** The workflow's name and version when the run started. */
   workflow_name: string;
   workflow_version: number;
+  /** 1, 2, 3… per workflow, in the order runs started (migration 016); null only from release N-1. */
+  number: number | null;
   status: RunStatus;
   /** 0-based position of the step the run is at. */
   current_step: number;

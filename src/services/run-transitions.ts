@@ -208,6 +208,17 @@ async function park(repos: Repositories, run: RunRow, next: { status: RunRow['st
  * workers' queue, in the same transaction as the task's change (the caller holds the run's lock). A
  * rejected approval or a cancelled task also records why the run will fail.
  */
+/**
+ * Who did something, as a run's error sentence names them (DASHBOARD 1: names, not e-mails): the person's
+ * name when they have one, read when the row is written, so the sentence stays true after a rename.
+ */
+export async function personName(repos: Repositories, actor: Actor): Promise<string> {
+  if (actor.type === 'cli') return 'an operator (command line)';
+  if (actor.type !== 'user') return 'the service';
+  const user = await repos.users.findById(actor.orgId, actor.userId);
+  return user?.name ?? actor.label;
+}
+
 export async function wakeRunAfterTask(
   repos: Repositories,
   run: RunRow | undefined,

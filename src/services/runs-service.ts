@@ -2,8 +2,8 @@ import type { Store } from '../db/store.js';
 import { errors } from '../errors.js';
 import type { Clock } from '../lib/time.js';
 import { authorize, type Actor } from './actor.js';
-import { advanceRun, finishRun, isActiveRun } from './run-transitions.js';
-import { toRun, toRunStep, type Run, type RunDetail } from './runs-view.js';
+import { advanceRun, finishRun, isActiveRun, personName } from './run-transitions.js';
+import { runName, toRun, toRunStep, type Run, type RunDetail } from './runs-view.js';
 import { requireWritable } from './workspace.js';
 
 export interface RunsServiceDeps {
@@ -19,6 +19,13 @@ export interface RunsServiceDeps {
  */
 export function createRunsService({ store, clock }: RunsServiceDeps) {
   return {
+    /** "Run #3 of Customer shipment" for each run of a bounded list (My tasks); a deleted run is left out. */
+    async names(actor: Actor, runIds: readonly string[]): Promise<Map<string, string>> {
+      authorize(actor, 'workflows', 'read');
+      const rows = await store.repos.runs.labels(actor.orgId, [...new Set(runIds)]);
+      return new Map(rows.map((r) => [r.id, runName(r.number ?? 0, r.workflow_name)]));
+    },
+
     async get(actor: Actor, runId: string): Promise<RunDetail> {
       authorize(actor, 'workflows', 'read');
       const run = await store.repos.runs.findById(actor.orgId, runId);
@@ -38,7 +45,7 @@ export function createRunsService({ store, clock }: RunsServiceDeps) {
         const run = await repos.runs.findByIdForUpdate(actor.orgId, runId);
         if (!run) throw errors.notFound('run');
         if (!isActiveRun(run)) throw errors.conflict(`this run has already ${run.status === 'cancelled' ? 'been cancelled' : run.status}`);
-        const by = actor.type === 'user' ? actor.label : actor.type;
+        const by = await personName(repos, actor);
         return finishRun(repos, actor, run, { status: 'cancelled', error: `Run cancelled by ${by}`, errorCode: 'cancelled' }, now);
       });
       return toRun(row);

@@ -10,6 +10,8 @@ export interface Run {
   project_id: string;
   workflow_name: string;
   workflow_version: number;
+  /** 1, 2, 3… per workflow ("Run #3"). */
+  number: number;
   status: RunRow['status'];
   /** 1-based number of the step the run is at. */
   current_step: number;
@@ -25,6 +27,11 @@ export interface Run {
   wakes_at: string | null;
 }
 
+/** How a person names a run (DASHBOARD 1): "Run #3 of Customer shipment"; unnumbered runs (N-1) by workflow alone. */
+export function runName(number: number, workflowName: string): string {
+  return number > 0 ? `Run #${number} of ${workflowName}` : `Run of ${workflowName}`;
+}
+
 export function toRun(row: RunRow): Run {
   return {
     id: row.id,
@@ -32,6 +39,7 @@ export function toRun(row: RunRow): Run {
     project_id: row.project_id,
     workflow_name: row.workflow_name,
     workflow_version: row.workflow_version,
+    number: row.number ?? 0,
     status: row.status,
     current_step: row.current_step + 1,
     step_count: row.step_count,
@@ -104,6 +112,7 @@ export interface RunResource {
   workflow_id: string;
   project_id: string;
   workflow_version: number;
+  number: number;
   status: RunRow['status'];
   created_at: string;
   started_at: string | null;
@@ -122,6 +131,7 @@ export function toRunResource(run: Run): RunResource {
     workflow_id: run.workflow_id,
     project_id: run.project_id,
     workflow_version: run.workflow_version,
+    number: run.number,
     status: run.status,
     created_at: run.created_at,
     started_at: run.started_at,

@@ -6,7 +6,7 @@ import { newId } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
 import { authorize, type Actor } from './actor.js';
 import { createdChanges, recordAudit } from './audit.js';
-import { recordAssignment, taskTarget, wakeRunAfterTask } from './run-transitions.js';
+import { personName, recordAssignment, taskTarget, wakeRunAfterTask } from './run-transitions.js';
 import { checkText, optionalLongText, requireMember } from './workflow-steps.js';
 import { requireWritable } from './workspace.js';
 import { requireProjectTakesNewWork } from './work-rules.js';
@@ -96,7 +96,6 @@ export function mayFinishTask(actor: Actor, task: { assignee_id: string | null }
   return actor.type !== 'user' || actor.role === 'owner' || actor.role === 'admin' || actor.userId === task.assignee_id;
 }
 
-const actorLabel = (actor: Actor) => (actor.type === 'user' ? actor.label : actor.type);
 
 /**
  * Tasks (DASHBOARD 7): created alone or by a run's Task and Approval steps. Assigning fires
@@ -294,7 +293,7 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
         if (decision) changes.decision = { old: null, new: decision };
         if (reason) changes.reason = { old: null, new: reason };
         await recordAudit(repos, actor, { action: status === 'cancelled' ? 'task.cancelled' : 'task.completed', target: taskTarget(updated), changes, at: now });
-        await wakeRunAfterTask(repos, run, updated, actorLabel(actor), reason, now);
+        await wakeRunAfterTask(repos, run, updated, await personName(repos, actor), reason, now);
         return updated;
       });
       return toTask(row);

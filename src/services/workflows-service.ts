@@ -400,6 +400,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
           workflow_id: workflow.id,
           workflow_name: workflow.name,
           workflow_version: workflow.version,
+          number: await repos.runs.nextNumber(orgId, workflow.id),
           status: 'queued',
           current_step: 0,
           step_count: steps.length,
@@ -442,6 +443,13 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
       });
       // Every step is pending and has no task yet: the run as `runs.get` would read it, without reading it.
       return { ...toRun(run.inserted), steps: run.stepRows.map((step) => toRunStep(step, undefined)) };
+    },
+
+    /** The newest active run, if any: while one is active the workflow cannot be deleted (so doors say so first). */
+    async activeRun(actor: Actor, workflowId: string): Promise<Run | null> {
+      authorize(actor, 'workflows', 'read');
+      const row = await store.repos.runs.newestActiveForWorkflow(actor.orgId, workflowId);
+      return row ? toRun(row) : null;
     },
 
     async listRuns(actor: Actor, workflowId: string, page: PageRequest): Promise<PageResult<Run>> {

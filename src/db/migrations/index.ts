@@ -15,6 +15,7 @@ import { workspaceApiMigration } from './012-workspace-api.js';
 import { deliveryControlMigration } from './013-delivery-control.js';
 import { accountSecurityMigration } from './014-account-security.js';
 import { singleSignOnMigration } from './015-single-sign-on.js';
+import { runNumbersMigration } from './016-run-numbers.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -39,6 +40,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '013_delivery_control': deliveryControlMigration(),
         '014_account_security': accountSecurityMigration(dialect),
         '015_single_sign_on': singleSignOnMigration(dialect),
+        '016_run_numbers': runNumbersMigration(),
       };
     },
   };

@@ -27,6 +27,23 @@ export function runsRepository(ctx: RepoContext) {
       return row;
     },
 
+    /** How people name runs ("Run #3 of Customer shipment"): number and workflow name, for a bounded list. */
+    async labels(orgId: string, runIds: readonly string[]): Promise<Pick<RunRow, 'id' | 'number' | 'workflow_name'>[]> {
+      if (runIds.length === 0) return [];
+      return db.selectFrom('workflow_runs').select(['id', 'number', 'workflow_name']).where('org_id', '=', orgId).where('id', 'in', [...runIds]).execute();
+    },
+
+    /** The number the workflow's next run gets; the caller holds the organisation's lock. */
+    async nextNumber(orgId: string, workflowId: string): Promise<number> {
+      const row = await db
+        .selectFrom('workflow_runs')
+        .select((eb) => eb.fn.max('number').as('last'))
+        .where('org_id', '=', orgId)
+        .where('workflow_id', '=', workflowId)
+        .executeTakeFirst();
+      return Number(row?.last ?? 0) + 1;
+    },
+
     async findById(orgId: string, runId: string): Promise<RunRow | undefined> {
       return db.selectFrom('workflow_runs').selectAll().where('org_id', '=', orgId).where('id', '=', runId).executeTakeFirst();
     },
@@ -57,6 +74,19 @@ export function runsRepository(ctx: RepoContext) {
       let query = db.selectFrom('workflow_runs').selectAll().where('org_id', '=', orgId).where('workflow_id', '=', workflowId);
       if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
       return query.orderBy('seq', 'desc').limit(limit).execute();
+    },
+
+    /** The newest active run of a workflow, if any: what stands in the way of deleting it. */
+    async newestActiveForWorkflow(orgId: string, workflowId: string): Promise<RunRow | undefined> {
+      return db
+        .selectFrom('workflow_runs')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('workflow_id', '=', workflowId)
+        .where('status', 'in', ACTIVE)
+        .orderBy('seq', 'desc')
+        .limit(1)
+        .executeTakeFirst();
     },
 
     async countActive(orgId: string): Promise<number> {

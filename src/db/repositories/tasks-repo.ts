@@ -1,4 +1,4 @@
-import type { Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { TaskRow, TasksTable } from '../schema.js';
 import type { RepoContext } from './executor.js';
 import { readQuery } from './prepared.js';
@@ -56,7 +56,10 @@ export function tasksRepository(ctx: RepoContext) {
         .execute();
     },
 
-    /** A user's open tasks, oldest first (tasks_assignee_idx). */
+    /**
+     * A user's open tasks as My tasks lists them (DASHBOARD 1): by due date, so overdue ones come first, then
+     * those without one; oldest first within each (tasks_assignee_idx finds them; a person's open tasks are few).
+     */
     async listOpenForAssignee(orgId: string, userId: string, limit: number): Promise<TaskRow[]> {
       return db
         .selectFrom('tasks')
@@ -64,6 +67,8 @@ export function tasksRepository(ctx: RepoContext) {
         .where('org_id', '=', orgId)
         .where('assignee_id', '=', userId)
         .where('status', '=', 'open')
+        .orderBy(sql`CASE WHEN due_at IS NULL THEN 1 ELSE 0 END`)
+        .orderBy('due_at')
         .orderBy('seq')
         .limit(limit)
         .execute();

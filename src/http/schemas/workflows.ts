@@ -108,6 +108,7 @@ const runFields = {
   workflow_id: Type.String(),
   project_id: Type.String(),
   workflow_version: Type.Integer({ description: 'The workflow version the run copied its steps from.' }),
+  number: Type.Integer({ minimum: 0, description: 'The run\'s number within its workflow: 1, 2, 3… in the order runs started ("Run #3"). 0 only for a run started by an older release during an upgrade.' }),
   status: RunStatus,
   created_at: Timestamp,
   started_at: NullableTime('null while queued.'),

@@ -324,7 +324,7 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
         reply,
         <Layout title="Cancel invitation" viewer={page.viewer} csrf={page.csrf} current={HERE}>
           <p class="lead">
-            Cancel the invitation of <strong>{user.email}</strong> ({ROLE_LABELS[user.role]}) to {page.viewer.organizationName}?
+            Cancel the invitation of <strong><Email address={user.email} /></strong> ({ROLE_LABELS[user.role]}) to {page.viewer.organizationName}?
           </p>
           <p>Their invitation link stops working at once. The address can be invited again later.</p>
           <ConfirmActions action={`${HERE}/${encodeURIComponent(user.id)}/remove`} csrf={page.csrf} label="Cancel invitation" cancelHref={HERE} />

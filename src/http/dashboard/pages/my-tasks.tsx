@@ -9,7 +9,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { CsrfField, errorFor, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { CsrfField, Due, errorFor, Table, TextArea, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
 import { projectHref, runHref, TASK_KIND_WORDS } from '../views/workflow-views.js';
@@ -28,7 +28,7 @@ const DONE_WORDS = { done: 'marked done', approve: 'approved', reject: 'rejected
 const returnTo = (back: string | undefined) => safeDashboardPath(back) ?? HERE;
 
 
-function MyTasksTable({ tasks, projects, workflows, csrf, canDecide }: { tasks: readonly Task[]; projects: ReadonlyMap<string, string>; workflows: ReadonlyMap<string, string>; csrf: string; canDecide: boolean }) {
+function MyTasksTable({ tasks, projects, runs, csrf, canDecide }: { tasks: readonly Task[]; projects: ReadonlyMap<string, string>; runs: ReadonlyMap<string, string>; csrf: string; canDecide: boolean }) {
   return (
     <Table caption="My tasks" captionHidden headers={['Title', 'Project', 'Kind', 'Due', 'From run', 'Actions']} empty="Nothing to do: no open tasks are assigned to you.">
       {tasks.map((task) => (
@@ -38,11 +38,13 @@ function MyTasksTable({ tasks, projects, workflows, csrf, canDecide }: { tasks: 
             <a href={projectHref(task.project_id)}>{projects.get(task.project_id) ?? task.project_id}</a>
           </td>
           <td>{TASK_KIND_WORDS[task.kind]}</td>
-          <td>{task.due_at ? <Time iso={task.due_at} /> : <span class="muted">No due date</span>}</td>
+          <td>
+            <Due iso={task.due_at} open />
+          </td>
           <td>
             {task.run_id ? (
               <a href={runHref(task.run_id)}>
-                {task.workflow_id ? (workflows.get(task.workflow_id) ?? 'Deleted workflow') : 'Workflow'}, step {task.run_step}
+                {runs.get(task.run_id) ?? 'Run'}, step {task.run_step}
               </a>
             ) : (
               <span class="muted">—</span>
@@ -65,18 +67,16 @@ export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   async function myTasksPage(page: PageContext, extra: { errors?: FormError[] } = {}) {
     const mine = await tasks.listMine(page.actor);
     const projectIds = [...new Set(mine.map((t) => t.project_id))];
-    const workflowIds = [...new Set(mine.map((t) => t.workflow_id).filter((id): id is string => id !== null))];
-    // At most one lookup per project and workflow of the (bounded) list; one deleted meanwhile is left out.
-    const [projectNames, workflowNames] = await Promise.all([
+    // At most one lookup per project of the (bounded) list, and one for every run; one deleted meanwhile is left out.
+    const [projectNames, runs] = await Promise.all([
       Promise.all(projectIds.map((id) => services.projects.get(page.actor.orgId, id).then((p) => [id, p.name] as const, () => null))),
-      Promise.all(workflowIds.map((id) => services.workflows.get(page.actor, id).then((w) => [id, w.name] as const, () => null))),
+      services.runs.names(page.actor, mine.flatMap((t) => (t.run_id ? [t.run_id] : []))),
     ]);
     const projects = new Map(projectNames.filter((n) => n !== null));
-    const workflows = new Map(workflowNames.filter((n) => n !== null));
     return (
       <Layout title="My tasks" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={extra.errors}>
-        <p>Open tasks assigned to you, oldest first: to-dos to mark done, approvals to approve or reject.</p>
-        <MyTasksTable tasks={mine} projects={projects} workflows={workflows} csrf={page.csrf} canDecide={isWritable(page.actor)} />
+        <p>Open tasks assigned to you, overdue first, then by due date: to-dos to mark done, approvals to approve or reject.</p>
+        <MyTasksTable tasks={mine} projects={projects} runs={runs} csrf={page.csrf} canDecide={isWritable(page.actor)} />
       </Layout>
     );
   }
@@ -163,7 +163,7 @@ function RejectView({ page, task, projectName, back, reason = '', errors: proble
       <p>
         {task.run_id ? (
           <>
-            Its <a href={runHref(task.run_id)}>run</a> fails at once (<code>approval_rejected</code>), with the reason below if you give one.
+            Its <a href={runHref(task.run_id)}>run</a> fails at once, with the reason below if you give one.
           </>
         ) : (
           'The approval is finished as rejected.'

@@ -4,7 +4,7 @@ import { projectTakesNewWork, workflowCanRun } from '../../../services/work-rule
 import { canChange, isWritable } from '../../../services/workspace.js';
 import { isActiveRun } from '../../../services/run-transitions.js';
 import { mayFinishTask } from '../../../services/tasks-service.js';
-import type { RunDetail, RunStep } from '../../../services/runs-view.js';
+import { runName, type RunDetail, type RunStep } from '../../../services/runs-view.js';
 import { sentence } from '../../../lib/text.js';
 import type { AppDeps } from '../../app-deps.js';
 import { memberLabel } from '../members-options.js';
@@ -26,7 +26,7 @@ function runState(run: RunDetail): unknown {
 }
 
 /** What a step is doing or how it ended, in words (DASHBOARD 3). */
-function StepState({ step, run, members }: { step: RunStep; run: RunDetail; members: ReadonlyMap<string, string> }) {
+function StepState({ step, run, members, paused }: { step: RunStep; run: RunDetail; members: ReadonlyMap<string, string>; paused: boolean }) {
   const active = isActiveRun(run);
   switch (step.status) {
     case 'pending':
@@ -35,6 +35,7 @@ function StepState({ step, run, members }: { step: RunStep; run: RunDetail; memb
       // A run that ended early (cancelled) leaves its current step as it was: it stopped with the run.
       if (!active || step.task?.status === 'cancelled') return <>Cancelled</>;
       if (step.type === 'wait') {
+        if (paused) return <>Paused while the workspace is read-only</>;
         return (
           <>
             Waiting until <Time iso={run.wakes_at} absolute />
@@ -52,7 +53,7 @@ function StepState({ step, run, members }: { step: RunStep; run: RunDetail; memb
   }
 }
 
-function RunStepsTable({ page, run, members }: { page: PageContext; run: RunDetail; members: ReadonlyMap<string, string> }) {
+function RunStepsTable({ page, run, members, paused }: { page: PageContext; run: RunDetail; members: ReadonlyMap<string, string>; paused: boolean }) {
   const { actor } = page;
   const writable = isWritable(actor);
   return (
@@ -63,7 +64,7 @@ function RunStepsTable({ page, run, members }: { page: PageContext; run: RunDeta
           <td>{STEP_TYPE_WORDS[step.type]}</td>
           <td>{step.title ?? <span class="muted">—</span>}</td>
           <td>
-            <StepState step={step} run={run} members={members} />
+            <StepState step={step} run={run} members={members} paused={paused} />
           </td>
           <td>
             {step.task && step.task_id ? (
@@ -97,10 +98,12 @@ interface RunViewProps {
 
 function RunView({ page, run, members, runAgain, errors: problems }: RunViewProps) {
   const active = isActiveRun(run);
+  // DASHBOARD 10: a read-only workspace's runs do not advance; the page says so instead of promising progress.
+  const paused = active && !isWritable(page.actor);
   const canCancel = active && canChange(page.actor, 'workflows', 'update');
-  const progress = active ? { url: `${runHref(run.id)}/progress`, version: progressVersion(runState(run)) } : null;
+  const progress = active && !paused ? { url: `${runHref(run.id)}/progress`, version: progressVersion(runState(run)) } : null;
   return (
-    <Layout title={`Run of ${run.workflow_name}`} viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems} progress={progress}>
+    <Layout title={runName(run.number, run.workflow_name)} viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems} progress={progress}>
       <dl class="facts">
         <div>
           <dt>Workflow</dt>
@@ -111,7 +114,7 @@ function RunView({ page, run, members, runAgain, errors: problems }: RunViewProp
         <div>
           <dt>Status</dt>
           <dd>
-            <span class="state">{RUN_STATUS_WORDS[run.status]}</span>
+            <span class="state">{paused ? 'Paused while the workspace is read-only' : RUN_STATUS_WORDS[run.status]}</span>
             {isActiveRun(run) ? ` · step ${run.current_step} of ${run.step_count}` : null}
           </dd>
         </div>
@@ -133,7 +136,7 @@ function RunView({ page, run, members, runAgain, errors: problems }: RunViewProp
           <div>
             <dt>Error</dt>
             <dd>
-              {run.error} {run.error_code ? <code>{run.error_code}</code> : null}
+              {sentence(run.error)}
             </dd>
           </div>
         ) : null}
@@ -148,7 +151,7 @@ function RunView({ page, run, members, runAgain, errors: problems }: RunViewProp
           {runAgain ? <ActionForm action={runAgain} csrf={page.csrf} label="Run again" /> : null}
         </div>
       ) : null}
-      <RunStepsTable page={page} run={run} members={members} />
+      <RunStepsTable page={page} run={run} members={members} paused={paused} />
     </Layout>
   );
 }
@@ -206,7 +209,7 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
       reply,
       <Layout title="Cancel run" viewer={page.viewer} csrf={page.csrf} current={PROJECTS}>
         <p class="lead">
-          Cancel this run of <strong>{run.workflow_name}</strong> (step {run.current_step} of {run.step_count})?
+          Cancel <strong>{runName(run.number, run.workflow_name)}</strong> (step {run.current_step} of {run.step_count})?
         </p>
         <p>
           The run stops at once and fails as cancelled; its open task is cancelled with it, and <code>workflow.failed</code> fires. This cannot be

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { errors } from '../../../errors.js';
 import type { PageResult } from '../../../services/pagination.js';
 import type { Project } from '../../../services/projects-service.js';
-import type { Run } from '../../../services/runs-view.js';
+import { runName, type Run } from '../../../services/runs-view.js';
 import { formatStepDuration, type StepInput } from '../../../services/workflow-steps.js';
 import type { Workflow, WorkflowStep } from '../../../services/workflows-service.js';
 import { projectTakesNewWork, workflowCanRun } from '../../../services/work-rules.js';
@@ -121,13 +121,14 @@ function StepFields({ action, options, values, errors: problems, csrf, button }:
 
 function RunsTable({ runs, members }: { runs: readonly Run[]; members: ReadonlyMap<string, string> }) {
   return (
-    <Table caption="Runs" captionHidden headers={['Started', 'Status', 'Started by', 'Finished', 'Progress', 'Error']} empty="This workflow has not run yet.">
+    <Table caption="Runs" captionHidden headers={['Run', 'Started', 'Status', 'Started by', 'Finished', 'Progress', 'Error']} empty="This workflow has not run yet.">
       {runs.map((run) => (
         <tr>
           <td>
-            <a href={runHref(run.id)}>
-              <Time iso={run.created_at} seconds />
-            </a>
+            <a href={runHref(run.id)}>{run.number > 0 ? `#${run.number}` : 'Run'}</a>
+          </td>
+          <td>
+            <Time iso={run.created_at} seconds />
           </td>
           <td>{RUN_STATUS_WORDS[run.status]}</td>
           <td>{startedBy(run, members)}</td>
@@ -135,7 +136,7 @@ function RunsTable({ runs, members }: { runs: readonly Run[]; members: ReadonlyM
           <td>
             Step {run.current_step} of {run.step_count}
           </td>
-          <td>{run.error ?? <span class="muted">—</span>}</td>
+          <td>{run.error ? sentence(run.error) : <span class="muted">—</span>}</td>
         </tr>
       ))}
     </Table>
@@ -148,6 +149,8 @@ interface WorkflowViewProps {
   workflow: Workflow;
   options: readonly MemberOption[];
   runs: PageResult<Run>;
+  /** An active run: the workflow cannot be deleted while it lasts, so the page links to it instead. */
+  activeRun: Run | null;
   cursor?: string | undefined;
   maxSteps: number;
   stepForm?: StepFormValues;
@@ -155,7 +158,7 @@ interface WorkflowViewProps {
   errors?: readonly FormError[];
 }
 
-function WorkflowView({ page, project, workflow, options, runs, cursor, maxSteps, stepForm = EMPTY_STEP, workflowForm, errors: problems = [] }: WorkflowViewProps) {
+function WorkflowView({ page, project, workflow, options, runs, activeRun, cursor, maxSteps, stepForm = EMPTY_STEP, workflowForm, errors: problems = [] }: WorkflowViewProps) {
   // Only what the role, the workspace's state and the project's rules allow is offered; the services refuse the rest anyway.
   const canWrite = canChange(page.actor, 'workflows', 'update');
   const takesWork = projectTakesNewWork(project);
@@ -172,9 +175,12 @@ function WorkflowView({ page, project, workflow, options, runs, cursor, maxSteps
       {canWrite ? (
         <div class="actions page-actions">
           {takesWork && runnable ? <ActionForm action={`${here}/run`} csrf={page.csrf} label="Run workflow" /> : null}
-          <a href={`${here}/delete`} class="button danger">
-            Delete workflow
-          </a>
+          {activeRun ? null : (
+            <a href={`${here}/delete`} class="button danger">
+              Delete workflow
+            </a>
+          )}
+          {activeRun ? <ActiveRunNote run={activeRun} /> : null}
           {!takesWork ? (
             <span class="hint">The project is archived: unarchive it to run this workflow.</span>
           ) : !runnable ? (
@@ -223,12 +229,13 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
   }
 
   /** The page as it stands, with whatever the request adds (a refused form's values and problems, a notice). */
-  async function view(page: PageContext, loaded: { project: Project; workflow: Workflow }, extra: Omit<WorkflowViewProps, 'page' | 'project' | 'workflow' | 'options' | 'runs' | 'maxSteps'> = {}) {
-    const [options, runs] = await Promise.all([
+  async function view(page: PageContext, loaded: { project: Project; workflow: Workflow }, extra: Omit<WorkflowViewProps, 'page' | 'project' | 'workflow' | 'options' | 'runs' | 'activeRun' | 'maxSteps'> = {}) {
+    const [options, runs, activeRun] = await Promise.all([
       memberOptions(services, page.actor),
       workflows.listRuns(page.actor, loaded.workflow.id, { limit: RUNS_PAGE_SIZE, cursor: extra.cursor }),
+      workflows.activeRun(page.actor, loaded.workflow.id),
     ]);
-    return <WorkflowView page={page} {...loaded} options={options} runs={runs} maxSteps={workflows.limits.maxSteps} {...extra} />;
+    return <WorkflowView page={page} {...loaded} options={options} runs={runs} activeRun={activeRun} maxSteps={workflows.limits.maxSteps} {...extra} />;
   }
 
   app.get('/projects/:id/workflows/:wf', { schema: { ...pageSchema(WorkflowQuery), params: WorkflowParams } }, async (request, reply) => {
@@ -333,7 +340,7 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
       const refusal = pageRefusal(reply, error, [409]);
       return sendPage(reply, await view(page, loaded, { errors: [{ field: null, message: sentence(refusal.message) }] }), refusal.status);
     }
-    return seeOther(reply, runHref(run.id), { notice: `Run of "${loaded.workflow.name}" started. This page follows it step by step.` });
+    return seeOther(reply, runHref(run.id), { notice: `${runName(run.number, `"${loaded.workflow.name}"`)} started. This page follows it step by step.` });
   });
 
   app.post('/projects/:id/workflows/:wf', { schema: { hide: true, params: WorkflowParams, body: SaveWorkflowForm, response: htmlResponses } }, async (request, reply) => {
@@ -354,7 +361,8 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
     // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
     authorizeChange(page.actor, 'workflows', 'update');
     const loaded = await load(page, request.params);
-    return sendPage(reply, <DeleteWorkflowView page={page} {...loaded} />);
+    const activeRun = await workflows.activeRun(page.actor, loaded.workflow.id);
+    return sendPage(reply, <DeleteWorkflowView page={page} {...loaded} activeRun={activeRun} />);
   });
 
   app.post('/projects/:id/workflows/:wf/delete', { schema: { hide: true, params: WorkflowParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
@@ -365,7 +373,8 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
     } catch (error) {
       // 409 while a run is active: said on the confirmation page, nothing deleted.
       const refusal = pageRefusal(reply, error, [409]);
-      return sendPage(reply, <DeleteWorkflowView page={page} {...loaded} errors={[{ field: null, message: sentence(refusal.message) }]} />, refusal.status);
+      const activeRun = await workflows.activeRun(page.actor, loaded.workflow.id);
+      return sendPage(reply, <DeleteWorkflowView page={page} {...loaded} activeRun={activeRun} errors={[{ field: null, message: sentence(refusal.message) }]} />, refusal.status);
     }
     return seeOther(reply, projectHref(loaded.project.id), { notice: `Workflow "${loaded.workflow.name}" deleted.` });
   });
@@ -387,7 +396,16 @@ function EditStepView({ page, project, workflow, step, index, options, values, e
   );
 }
 
-function DeleteWorkflowView({ page, project, workflow, errors: problems }: { page: PageContext; project: Project; workflow: Workflow; errors?: FormError[] }) {
+/** Why "Delete workflow" is not offered, with the way to the run that stands in the way. */
+function ActiveRunNote({ run }: { run: Run }) {
+  return (
+    <span class="hint">
+      <a href={runHref(run.id)}>{run.number > 0 ? `Run #${run.number}` : 'A run'}</a> is still active: the workflow can be deleted once it finishes or is cancelled.
+    </span>
+  );
+}
+
+function DeleteWorkflowView({ page, project, workflow, activeRun, errors: problems }: { page: PageContext; project: Project; workflow: Workflow; activeRun: Run | null; errors?: FormError[] }) {
   const here = workflowHref(project.id, workflow.id);
   return (
     <Layout title="Delete workflow" viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems}>
@@ -399,12 +417,16 @@ function DeleteWorkflowView({ page, project, workflow, errors: problems }: { pag
         deleted: cancel the run first. This cannot be undone.
       </p>
       <div class="actions">
-        <form method="post" action={`${here}/delete`} class="inline-form">
-          <CsrfField token={page.csrf} />
-          <button type="submit" class="button danger">
-            Delete workflow
-          </button>
-        </form>
+        {activeRun ? (
+          <ActiveRunNote run={activeRun} />
+        ) : (
+          <form method="post" action={`${here}/delete`} class="inline-form">
+            <CsrfField token={page.csrf} />
+            <button type="submit" class="button danger">
+              Delete workflow
+            </button>
+          </form>
+        )}
         <a href={here}>Back to the workflow</a>
       </div>
     </Layout>

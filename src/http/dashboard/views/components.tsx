@@ -1,5 +1,6 @@
-import type { ComponentChildren } from 'preact';
-import { formatDay, formatUtc, relativeTime } from '../../../lib/time.js';
+import { cloneElement, isValidElement, toChildArray, type ComponentChild, type ComponentChildren } from 'preact';
+import { countOf } from '../../../lib/text.js';
+import { DAY_MS, formatDay, formatUtc, relativeTime } from '../../../lib/time.js';
 import { currentFormOrigin } from '../render.js';
 
 /** A problem to show: at the top of the page (role="alert") and, when it names a field, beside that field. */
@@ -212,11 +213,29 @@ export function Disclosure({ summary, open, children }: { summary: string; open?
 }
 
 /**
+ * On a phone a row is a card (dashboard.css): each cell shows its column's name, from `data-label`. The cells
+ * are labelled here, once for every table, so no page writes a label twice.
+ */
+function labelCells(row: ComponentChild, headers: readonly string[]): ComponentChild {
+  if (!isValidElement(row) || row.type !== 'tr') return row;
+  let column = 0;
+  const cells = toChildArray((row.props as { children?: ComponentChildren }).children).map((cell) => {
+    if (!isValidElement(cell) || (cell.type !== 'td' && cell.type !== 'th')) return cell;
+    const props = cell.props as { colSpan?: number };
+    const label = headers[column];
+    column += props.colSpan ?? 1;
+    return label ? cloneElement(cell, { 'data-label': label }) : cell;
+  });
+  return cloneElement(row, {}, cells);
+}
+
+/**
  * A table named by its caption (the contract's name). `captionHidden` where the caption would only repeat
  * the page's heading: still the table's accessible name, not a second heading on screen.
  */
 export function Table({ caption, headers, children, empty, captionHidden }: { caption: string; headers: readonly string[]; children?: ComponentChildren; empty?: string; captionHidden?: boolean }) {
   const rows = Array.isArray(children) ? children.length : children ? 1 : 0;
+  const body = rows === 0 ? null : toChildArray(children).map((row) => labelCells(row, headers));
   return (
     <div class="table-wrap">
       <table>
@@ -236,7 +255,7 @@ export function Table({ caption, headers, children, empty, captionHidden }: { ca
               </td>
             </tr>
           ) : (
-            children
+            body
           )}
         </tbody>
       </table>
@@ -261,20 +280,44 @@ export function Time({ iso, seconds, absolute, never = 'never' }: { iso: string 
   );
 }
 
+/**
+ * A due date as people read it (DASHBOARD 1): the day (or the time, for a run's "due in"), how far off in
+ * words on the page (not in a hover title), and an open task past it flagged "Overdue by N days".
+ */
+export function Due({ iso, open }: { iso: string | null; open: boolean }) {
+  if (!iso) return <span class="muted">No due date</span>;
+  const ms = Date.parse(iso);
+  const now = Date.now();
+  const at = new Date(ms);
+  const endOfDay = at.getUTCHours() === 23 && at.getUTCMinutes() === 59;
+  const days = Math.floor(ms / DAY_MS) - Math.floor(now / DAY_MS);
+  const when = <time dateTime={iso}>{endOfDay ? formatDay(ms) : formatUtc(ms)}</time>;
+  if (open && ms < now) {
+    return (
+      <>
+        {when} <strong class="overdue">{days === 0 ? 'Overdue (due today)' : `Overdue by ${countOf(-days, 'day')}`}</strong>
+      </>
+    );
+  }
+  if (!open || days > 30) return when;
+  return (
+    <>
+      {when} <span class="muted">({days === 0 ? 'today' : days === 1 ? 'tomorrow' : `in ${days} days`})</span>
+    </>
+  );
+}
+
 /** A calendar day ("25 Nov 2026"): due dates, deletion dates. */
 export function Day({ iso }: { iso: string }) {
   return <time dateTime={iso}>{formatDay(Date.parse(iso))}</time>;
 }
 
-/** An e-mail address that may wrap only before its "@", never inside a word. */
+/** An e-mail address that may wrap only before its "@" or after a dot, never inside a word. */
 export function Email({ address }: { address: string }) {
-  const at = address.lastIndexOf('@');
-  if (at <= 0) return <>{address}</>;
+  const parts = address.split(/(?=@)|(?<=\.)/);
   return (
     <>
-      {address.slice(0, at)}
-      <wbr />
-      {address.slice(at)}
+      {parts.map((part, i) => (i === 0 ? part : [<wbr />, part]))}
     </>
   );
 }

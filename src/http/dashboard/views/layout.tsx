@@ -69,23 +69,30 @@ export interface LayoutProps {
 }
 
 function Nav({ viewer, csrf, current }: { viewer: Viewer; csrf: string; current?: string | undefined }) {
+  // On a phone the links fold behind "Menu" (DASHBOARD 1): a native disclosure, so no script is needed. On a
+  // wide screen the stylesheet hides the summary and shows the contents whether the disclosure is open or not.
   return (
     <nav aria-label="Main" class="main-nav">
-      <ul>
-        {NAV.filter((item) => !item.roles || item.roles.includes(viewer.role)).map((item) => (
-          <li>
-            <a href={item.href} aria-current={item.href === current ? 'page' : undefined}>
-              {item.label}
-            </a>
-          </li>
-        ))}
-      </ul>
-      <form method="post" action="/dashboard/logout" class="sign-out">
-        <CsrfField token={csrf} />
-        <button type="submit" class="link-button">
-          Sign out
-        </button>
-      </form>
+      <details class="nav-menu">
+        <summary>Menu</summary>
+        <div class="nav-body">
+          <ul>
+            {NAV.filter((item) => !item.roles || item.roles.includes(viewer.role)).map((item) => (
+              <li>
+                <a href={item.href} aria-current={item.href === current ? 'page' : undefined}>
+                  {item.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+          <form method="post" action="/dashboard/logout" class="sign-out">
+            <CsrfField token={csrf} />
+            <button type="submit" class="link-button">
+              Sign out
+            </button>
+          </form>
+        </div>
+      </details>
     </nav>
   );
 }
