@@ -425,7 +425,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       expect(textOf(page.text)).toContain('Status Failed');
       expect(textOf(page.text)).toContain(`Error ${error}.`);
       expect(textOf(page.text)).not.toContain('approval_rejected');
-      expect(tableRows(page.text, 'Steps')[2]).toBe('3 Approval Sign off Rejected Done');
+      expect(tableRows(page.text, 'Steps')[2]).toBe('3 Approval Sign off Rejected Rejected');
       expect(page.text).not.toContain('>Cancel run</a>');
 
       const run = await services().runs.get(cliActor(org.id), runId);

@@ -1588,6 +1588,8 @@ export interface components {
             project_id: string;
             /** @description The workflow version the run copied its steps from. */
             workflow_version: number;
+            /** @description The run's number within its workflow: 1, 2, 3… in the order runs started ("Run #3"). 0 only for a run started by an older release during an upgrade. */
+            number: number;
             status: components["schemas"]["RunStatus"];
             /**
              * Format: date-time
@@ -1621,6 +1623,8 @@ export interface components {
             project_id: string;
             /** @description The workflow version the run copied its steps from. */
             workflow_version: number;
+            /** @description The run's number within its workflow: 1, 2, 3… in the order runs started ("Run #3"). 0 only for a run started by an older release during an upgrade. */
+            number: number;
             status: components["schemas"]["RunStatus"];
             /**
              * Format: date-time
@@ -2098,7 +2102,7 @@ export interface components {
          *         "status": "failed",
          *         "started_at": "2026-11-22T10:00:00.500Z",
          *         "finished_at": "2026-11-22T10:15:30.000Z",
-         *         "error": "Approval \"Sign off\" was rejected by olive@example.com: the copy is not final",
+         *         "error": "Approval \"Sign off\" was rejected by Olive Owner: the copy is not final",
          *         "error_code": "approval_rejected"
          *       }
          *     }
@@ -4045,6 +4049,7 @@ export interface operations {
                      *           "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
                      *           "project_id": "proj_40zapspamjlk10kmts7pcdbq",
                      *           "workflow_version": 3,
+                     *           "number": 42,
                      *           "status": "waiting",
                      *           "created_at": "2026-11-22T10:05:12.345Z",
                      *           "started_at": "2026-11-22T10:05:12.345Z",
@@ -4103,6 +4108,7 @@ export interface operations {
                      *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
                      *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
                      *       "workflow_version": 3,
+                     *       "number": 42,
                      *       "status": "queued",
                      *       "created_at": "2026-11-22T10:05:12.345Z",
                      *       "started_at": null,
@@ -4185,6 +4191,7 @@ export interface operations {
                      *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
                      *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
                      *       "workflow_version": 3,
+                     *       "number": 42,
                      *       "status": "waiting",
                      *       "created_at": "2026-11-22T10:05:12.345Z",
                      *       "started_at": "2026-11-22T10:05:12.345Z",
@@ -4272,11 +4279,12 @@ export interface operations {
                      *       "workflow_id": "wf_3k5m7n9p1q3r5s7t9v1w3x5y",
                      *       "project_id": "proj_40zapspamjlk10kmts7pcdbq",
                      *       "workflow_version": 3,
+                     *       "number": 42,
                      *       "status": "cancelled",
                      *       "created_at": "2026-11-22T10:05:12.345Z",
                      *       "started_at": "2026-11-22T10:05:12.345Z",
                      *       "finished_at": "2026-11-22T10:05:12.345Z",
-                     *       "error": "Run cancelled by ada@example.com",
+                     *       "error": "Run cancelled by Ada Lovelace",
                      *       "error_code": "cancelled",
                      *       "steps": [
                      *         {
@@ -5729,7 +5737,7 @@ export interface operations {
                  *         "status": "failed",
                  *         "started_at": "2026-11-22T10:00:00.500Z",
                  *         "finished_at": "2026-11-22T10:15:30.000Z",
-                 *         "error": "Approval \"Sign off\" was rejected by olive@example.com: the copy is not final",
+                 *         "error": "Approval \"Sign off\" was rejected by Olive Owner: the copy is not final",
                  *         "error_code": "approval_rejected"
                  *       }
                  *     }

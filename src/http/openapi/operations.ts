@@ -121,6 +121,7 @@ const runItem = {
   workflow_id: workflow.id,
   project_id: project.id,
   workflow_version: 3,
+  number: 42,
   status: 'waiting',
   created_at: later,
   started_at: later,
@@ -327,7 +328,7 @@ export const operationDocs: Record<string, OperationDocs> = {
   cancelRun: {
     response: 'The run, cancelled.',
     request: {},
-    example: { ...run, status: 'cancelled', finished_at: later, error: 'Run cancelled by ada@example.com', error_code: 'cancelled', steps: run.steps.map((s, i) => (i === 0 ? { ...s, status: 'failed', finished_at: later } : s)) },
+    example: { ...run, status: 'cancelled', finished_at: later, error: 'Run cancelled by Ada Lovelace', error_code: 'cancelled', steps: run.steps.map((s, i) => (i === 0 ? { ...s, status: 'failed', finished_at: later } : s)) },
   },
 
   listProjectTasks: { response: "A page of the project's tasks, newest first.", example: { data: [taskItem], next_cursor: null } },

@@ -203,7 +203,7 @@ export const WorkflowFailedEvent = envelope(
       status: 'failed',
       started_at: '2026-11-22T10:00:00.500Z',
       finished_at: '2026-11-22T10:15:30.000Z',
-      error: 'Approval "Sign off" was rejected by olive@example.com: the copy is not final',
+      error: 'Approval "Sign off" was rejected by Olive Owner: the copy is not final',
       error_code: 'approval_rejected',
     },
   },

@@ -69,7 +69,7 @@ function RunStepsTable({ page, run, members, paused }: { page: PageContext; run:
           <td>
             {step.task && step.task_id ? (
               <>
-                {TASK_STATUS_WORDS[step.task.status]}
+                {step.task.decision === 'rejected' ? 'Rejected' : TASK_STATUS_WORDS[step.task.status]}
                 <TaskActions
                   task={{ id: step.task_id, kind: step.type === 'approval' ? 'approval' : 'todo', status: step.task.status, title: step.title ?? '' }}
                   csrf={page.csrf}
