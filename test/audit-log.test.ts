@@ -314,7 +314,7 @@ describe.each(testDialects())('audit log (%s)', (dialect) => {
         cliEntry('api_key.created', { type: 'api_key', id: key.id, label: 'ci' }, {
           name: { old: null, new: 'ci' },
           scope: { old: null, new: 'projects:read' },
-          user_id: { old: null, new: user.id },
+          user_id: { old: null, new: user.id, new_label: user.name ?? user.email },
         }),
       );
       const row = await db().selectFrom('audit_log').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();

@@ -905,11 +905,15 @@ export interface components {
             request_id: string | null;
             /** @enum {string} */
             outcome: "success" | "failure";
-            /** @description `{ field: { old, new } }`; null when no field changed (a deletion, a revocation). */
+            /** @description `{ field: { old, new } }`, with `old_label` / `new_label` naming what an id points to; null when no field changed (a deletion, a revocation). */
             changes: {
                 [key: string]: {
                     old: unknown;
                     new: unknown;
+                    /** @description When `old` is the id of a person, project, workflow or run: its name when the entry was written. */
+                    old_label?: string;
+                    /** @description The same for `new`. */
+                    new_label?: string;
                 };
             } | null;
         };

@@ -148,6 +148,12 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
     },
 
     /** A page of the keys `list` shows, newest first (GET /v1/api-keys). */
+    /** How the audit log names the keys of its page: "Reporting key", or its prefix when unnamed. */
+    async names(orgId: string, keyIds: readonly string[]): Promise<Map<string, string>> {
+      const rows = await store.repos.apiKeys.labels(orgId, [...new Set(keyIds)]);
+      return new Map(rows.map((r) => [r.id, r.name ?? `${r.key_prefix}…`]));
+    },
+
     async listPage(actor: Actor, page: PageRequest): Promise<PageResult<KeyListItem>> {
       authorize(actor, 'api_keys', 'read');
       const before = decodeCursor(page.cursor);

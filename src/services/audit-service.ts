@@ -6,7 +6,7 @@ import { fieldError } from '../errors.js';
 import { csvLine, type CsvValue } from '../lib/csv.js';
 import { toIso, type Clock } from '../lib/time.js';
 import { authorize, can, type Actor } from './actor.js';
-import { createdChanges, recordAudit } from './audit.js';
+import { createdChanges, recordAudit, type AuditChange } from './audit.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
 import { pacedBatches } from '../lib/paced-batches.js';
 
@@ -23,7 +23,7 @@ export interface AuditEntryView {
   request_id: string | null;
   outcome: AuditLogRow['outcome'];
   /** `{ field: { old, new } }`, or null when the action changed no field (a deletion, a revocation). */
-  changes: Record<string, { old: unknown; new: unknown }> | null;
+  changes: Record<string, AuditChange> | null;
 }
 
 /** What the dashboard's filters send; `from` inclusive, `to` exclusive, both epoch ms. Empty text is no filter. */

@@ -2,6 +2,7 @@ import type { AuditOutcome } from '../db/schema.js';
 import type { Repositories } from '../db/repositories/index.js';
 import { newId } from '../lib/ids.js';
 import type { Actor } from './actor.js';
+import { runName } from './runs-view.js';
 
 /**
  * The audit log's actions (DASHBOARD 8), past tense. `member.added` (an operator adding an active member
@@ -80,8 +81,52 @@ export function userTarget(user: { id: string; email: string }): AuditTarget {
   return { type: 'user', id: user.id, label: user.email };
 }
 
-/** Changed fields as old → new. Never pass a secret, key, token or password here. */
-export type AuditChanges = Record<string, { old: unknown; new: unknown }>;
+/**
+ * Changed fields as old → new. Never pass a secret, key, token or password here. A value that is the id of a
+ * person, project, workflow or run gets its name beside it (`old_label`, `new_label`), read when the row is
+ * written: the row still reads "Mia Member" after Mia is renamed or removed (DASHBOARD 1).
+ */
+export type AuditChanges = Record<string, AuditChange>;
+export interface AuditChange {
+  old: unknown;
+  new: unknown;
+  old_label?: string;
+  new_label?: string;
+}
+
+/** Ids that name something a person knows by its name. */
+const REFERENCE = /^(user|proj|wf|run)_[a-z0-9]{8,}$/;
+
+async function nameOf(repos: Repositories, orgId: string, value: unknown): Promise<string | null> {
+  if (typeof value !== 'string') return null;
+  const kind = REFERENCE.exec(value)?.[1];
+  switch (kind) {
+    case 'user': {
+      const user = await repos.users.findById(orgId, value);
+      return user ? (user.name ?? user.email) : null;
+    }
+    case 'proj':
+      return (await repos.projects.findById(orgId, value))?.name ?? null;
+    case 'wf':
+      return (await repos.workflows.findById(orgId, value))?.name ?? null;
+    case 'run': {
+      const run = await repos.runs.findById(orgId, value);
+      return run ? runName(run.number ?? 0, run.workflow_name) : null;
+    }
+    default:
+      return null;
+  }
+}
+
+/** The changes with the names of what their ids point to; only rows that hold an id cost a lookup. */
+async function withNames(repos: Repositories, orgId: string, changes: AuditChanges): Promise<AuditChanges> {
+  const named: AuditChanges = {};
+  for (const [field, change] of Object.entries(changes)) {
+    const [oldName, newName] = await Promise.all([nameOf(repos, orgId, change.old), nameOf(repos, orgId, change.new)]);
+    named[field] = { ...change, ...(oldName === null ? {} : { old_label: oldName }), ...(newName === null ? {} : { new_label: newName }) };
+  }
+  return named;
+}
 
 export interface AuditEntry {
   action: AuditAction;
@@ -97,7 +142,7 @@ export interface AuditEntry {
  */
 export async function recordAudit(repos: Repositories, actor: Actor, entry: AuditEntry): Promise<void> {
   const user = actor.type === 'user' ? actor : null;
-  const changes = entry.changes && Object.keys(entry.changes).length > 0 ? JSON.stringify(entry.changes) : null;
+  const changes = entry.changes && Object.keys(entry.changes).length > 0 ? JSON.stringify(await withNames(repos, actor.orgId, entry.changes)) : null;
   await repos.audit.insert({
     id: newId('aud'),
     org_id: actor.orgId,

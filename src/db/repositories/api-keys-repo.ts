@@ -71,6 +71,12 @@ export function apiKeysRepository(ctx: RepoContext) {
         .executeTakeFirst();
     },
 
+    /** Names and prefixes of a bounded list of keys (the audit log's page), revoked ones included. */
+    async labels(orgId: string, keyIds: readonly string[]): Promise<Pick<ApiKeyRow, 'id' | 'name' | 'key_prefix'>[]> {
+      if (keyIds.length === 0) return [];
+      return db.selectFrom('api_keys').select(['id', 'name', 'key_prefix']).where('org_id', '=', orgId).where('id', 'in', [...keyIds]).execute();
+    },
+
     async findById(orgId: string, keyId: string): Promise<ApiKeyRow | undefined> {
       return db.selectFrom('api_keys').selectAll().where('org_id', '=', orgId).where('id', '=', keyId).executeTakeFirst();
     },

@@ -21,9 +21,23 @@ export const AuditEntry = Type.Object(
     user_agent: NullableText('Its User-Agent.'),
     request_id: NullableText('Its X-Request-Id.'),
     outcome: Type.Union([Type.Literal('success'), Type.Literal('failure')]),
-    changes: Type.Union([Type.Object({}, { additionalProperties: Type.Object({ old: Type.Unknown(), new: Type.Unknown() }) }), Type.Null()], {
-      description: '`{ field: { old, new } }`; null when no field changed (a deletion, a revocation).',
-    }),
+    changes: Type.Union(
+      [
+        Type.Object(
+          {},
+          {
+            additionalProperties: Type.Object({
+              old: Type.Unknown(),
+              new: Type.Unknown(),
+              old_label: Type.Optional(Type.String({ description: 'When `old` is the id of a person, project, workflow or run: its name when the entry was written.' })),
+              new_label: Type.Optional(Type.String({ description: 'The same for `new`.' })),
+            }),
+          },
+        ),
+        Type.Null(),
+      ],
+      { description: '`{ field: { old, new } }`, with `old_label` / `new_label` naming what an id points to; null when no field changed (a deletion, a revocation).' },
+    ),
   },
   { $id: 'AuditEntry', title: 'AuditEntry' },
 );

@@ -4,6 +4,7 @@ import { DomainError, errors, type ErrorDetail } from '../../../errors.js';
 import type { Actor } from '../../../services/actor.js';
 import { assertCanReadAudit, type AuditEntryView, type AuditExportFormat, type AuditListFilter } from '../../../services/audit-service.js';
 import type { PageResult } from '../../../services/pagination.js';
+import { formatUtc } from '../../../lib/time.js';
 import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, sendPage, type PageContext } from '../context.js';
 import { readTimeField } from '../datetime.js';
@@ -89,7 +90,11 @@ export const auditLogPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     const text = filterText(values);
     try {
       const list = await services.audit.list(page.actor, toFilter(page.actor, text), { limit: PAGE_SIZE, cursor });
-      return sendPage(reply, <AuditLogView page={page} text={text} list={list} cursor={cursor} />);
+      // People by their names today (a removed person by the e-mail the row kept), keys by their names: one query each.
+      const userIds = list.items.flatMap((e) => [e.actor.id, e.target?.type === 'user' ? e.target.id : null]).filter((id): id is string => id !== null);
+      const keyIds = list.items.flatMap((e) => (e.actor.api_key_id ? [e.actor.api_key_id] : []));
+      const [people, keys] = await Promise.all([services.users.names(page.actor.orgId, userIds), services.apiKeys.names(page.actor.orgId, keyIds)]);
+      return sendPage(reply, <AuditLogView page={page} text={text} list={list} cursor={cursor} names={{ people, keys }} />);
     } catch (error) {
       const refusal = pageRefusal(reply, error, [400]);
       return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(refusal)} />, 400);
@@ -117,28 +122,36 @@ export const auditLogPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   });
 };
 
+/** Names read for the page's rows. */
+interface Names {
+  people: ReadonlyMap<string, string>;
+  keys: ReadonlyMap<string, string>;
+}
+
 interface AuditLogViewProps {
   page: PageContext;
   text: FilterText;
+  names?: Names;
   /** Absent when the filter was refused: the page then shows the form and its problems only. */
   list?: PageResult<AuditEntryView>;
   cursor?: string | undefined;
   errors?: FormError[];
 }
 
-function AuditLogView({ page, text, list, cursor, errors: problems }: AuditLogViewProps) {
+function AuditLogView({ page, text, list, cursor, names = { people: new Map(), keys: new Map() }, errors: problems }: AuditLogViewProps) {
   const filtered = FILTER_FIELDS.some((field) => text[field] !== undefined);
   return (
     <Layout title="Audit log" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={problems}>
       <FilterForm text={text} errors={problems} filtered={filtered} />
       {list ? (
         <>
-          <AuditTable items={list.items} filtered={filtered} />
+          {/* Above the rows, as GitHub puts Export: 50 rows are a long scroll on a phone. */}
+          <DownloadForms csrf={page.csrf} text={text} filtered={filtered} />
+          <AuditTable items={list.items} filtered={filtered} names={names} />
           <nav class="pager" aria-label="Pages of the audit log">
             {cursor ? <a href={listHref(text)}>Newer</a> : null}
             {list.nextCursor ? <a href={listHref(text, list.nextCursor)}>Older</a> : null}
           </nav>
-          <DownloadForms csrf={page.csrf} text={text} filtered={filtered} />
         </>
       ) : (
         <p class="muted">Correct the filters to see the entries.</p>
@@ -171,7 +184,7 @@ function FilterForm({ text, errors: problems, filtered }: { text: FilterText; er
  */
 const AUDIT_HEADERS = ['Time', 'Actor', 'Action', 'Target', 'Changes', 'Details'];
 
-function AuditTable({ items, filtered }: { items: AuditEntryView[]; filtered: boolean }) {
+function AuditTable({ items, filtered, names }: { items: AuditEntryView[]; filtered: boolean; names: Names }) {
   return (
     <Table caption="Audit log" captionHidden headers={AUDIT_HEADERS} empty={filtered ? 'No entries match these filters.' : 'No entries yet.'}>
       {items.map((entry) => (
@@ -180,20 +193,20 @@ function AuditTable({ items, filtered }: { items: AuditEntryView[]; filtered: bo
             <Time iso={entry.occurred_at} />
           </td>
           <td>
-            <ActorCell actor={entry.actor} />
+            <ActorCell actor={entry.actor} names={names} />
           </td>
           <td>
-            <code class="cell-main">{entry.action}</code>
+            <span class="cell-main">{actionWords(entry.action)}</span>
             <span class="cell-sub">
-              via {entry.source}
+              {SOURCE_WORDS[entry.source]} · <code>{entry.action}</code>
               {entry.outcome === 'success' ? null : <strong class="change-old"> · Failure</strong>}
             </span>
           </td>
           <td>
-            <TargetCell target={entry.target} />
+            <TargetCell target={entry.target} names={names} />
           </td>
           <td>
-            <ChangesCell changes={entry.changes} />
+            <ChangesCell changes={entry.changes} created={isCreation(entry.action)} />
           </td>
           <td>
             <RequestDetails entry={entry} />
@@ -204,51 +217,88 @@ function AuditTable({ items, filtered }: { items: AuditEntryView[]; filtered: bo
   );
 }
 
-function ActorCell({ actor }: { actor: AuditEntryView['actor'] }) {
-  if (actor.type !== 'user') return <span>{actor.type}</span>;
-  const via = actor.api_key_id ? (
-    <>
-      API key <code>{actor.api_key_id}</code>
-    </>
-  ) : actor.session_id ? (
-    'session'
-  ) : null;
+const SOURCE_WORDS: Record<AuditEntryView['source'], string> = { api: 'via the API', dashboard: 'via the dashboard', cli: 'from the command line', system: 'by the service' };
+
+/** The words people use for the things actions are about; the rest reads as it is spelt. */
+const SUBJECT_WORDS: Record<string, string> = { api_key: 'API key', sso: 'Single sign-on', workflow_run: 'Workflow run', audit_log: 'Audit log' };
+const VERB_WORDS: Record<string, string> = { mfa_enabled: 'turned on two-step verification', mfa_disabled: 'turned off two-step verification' };
+
+/** "project.created" → "Project created"; "api_key.revoked" → "API key revoked". The code stays beside it, for the filter. */
+export function actionWords(action: string): string {
+  const dot = action.indexOf('.');
+  const subject = action.slice(0, dot);
+  const verb = action.slice(dot + 1);
+  const noun = SUBJECT_WORDS[subject] ?? subject.charAt(0).toUpperCase() + subject.slice(1).replaceAll('_', ' ');
+  return `${noun} ${VERB_WORDS[verb] ?? verb.replaceAll('_', ' ')}`;
+}
+
+const isCreation = (action: string) => /\.(created|invited|added|requested|started)$/.test(action);
+
+function ActorCell({ actor, names }: { actor: AuditEntryView['actor']; names: Names }) {
+  if (actor.type !== 'user') return <span>{actor.type === 'cli' ? 'Command line' : 'The service'}</span>;
+  const name = actor.id ? names.people.get(actor.id) : undefined;
+  const key = actor.api_key_id ? (names.keys.get(actor.api_key_id) ?? 'a revoked key') : null;
   return (
     <>
-      <span class="cell-main">{actor.label ? <Email address={actor.label} /> : actor.id}</span>
-      <span class="cell-sub">user{via ? <> · {via}</> : null}</span>
+      <span class="cell-main">{name ?? (actor.label ? <Email address={actor.label} /> : 'A removed member')}</span>
+      <span class="cell-sub">{key ? <>with the API key “{key}”</> : actor.session_id ? 'signed in' : null}</span>
     </>
   );
 }
 
-function TargetCell({ target }: { target: AuditEntryView['target'] }) {
+function TargetCell({ target, names }: { target: AuditEntryView['target']; names: Names }) {
   if (!target) return <span class="muted">none</span>;
+  const name = target.type === 'user' ? (names.people.get(target.id) ?? target.label) : target.label;
   return (
     <>
-      <span class="cell-main">{target.label ?? target.id}</span>
-      <span class="cell-sub">
-        {target.type}
-        {target.label !== null ? (
-          <>
-            {' '}
-            · <code>{target.id}</code>
-          </>
-        ) : null}
-      </span>
+      <span class="cell-main">{name ?? <code>{target.id}</code>}</span>
+      <span class="cell-sub">{actionWords(`${target.type}.`).trim()}</span>
     </>
   );
 }
 
-/** A value as JSON text: the page shows what was stored, and preact escapes it like any other text. */
-const shown = (value: unknown) => JSON.stringify(value) ?? 'null';
+/** "assignee_id" → "Assignee", "due_at" → "Due", "two_step_required" → "Two step required". */
+function fieldWords(field: string): string {
+  const words = field.replace(/_(id|at)$/, '').replaceAll('_', ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
 
-function ChangesCell({ changes }: { changes: AuditEntryView['changes'] }) {
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** A stored value as people read it: a name where the row kept one, times in the page's format, words for empties. */
+function Value({ value, label }: { value: unknown; label: string | undefined }) {
+  if (label !== undefined) return <>{label}</>;
+  if (value === null || value === undefined) return <>none</>;
+  if (typeof value === 'boolean') return <>{value ? 'yes' : 'no'}</>;
+  if (typeof value === 'number') return <>{value.toLocaleString('en-GB')}</>;
+  if (typeof value === 'string') {
+    if (ISO_TIME.test(value)) return <Time iso={value} absolute />;
+    // An id whose thing was already gone when the row was written: shown as the identifier it is.
+    if (/^[a-z]+_[a-z0-9]{8,}$/.test(value)) return <code>{value}</code>;
+    return <>{value}</>;
+  }
+  return <code>{JSON.stringify(value)}</code>;
+}
+
+function ChangesCell({ changes, created }: { changes: AuditEntryView['changes']; created: boolean }) {
   if (!changes) return <span class="muted">none</span>;
   return (
     <ul class="changes">
       {Object.entries(changes).map(([field, change]) => (
         <li>
-          <code>{field}:</code> <span class="change-old">{shown(change.old)}</span> → <span class="change-new">{shown(change.new)}</span>
+          <span class="change-field">{fieldWords(field)}:</span>{' '}
+          {/* A creation has no "before": only what was set. */}
+          {created && change.old === null ? null : (
+            <>
+              <span class="change-old">
+                <Value value={change.old} label={change.old_label} />
+              </span>{' '}
+              →{' '}
+            </>
+          )}
+          <span class="change-new">
+            <Value value={change.new} label={change.new_label} />
+          </span>
         </li>
       ))}
     </ul>
@@ -259,7 +309,7 @@ function RequestDetails({ entry }: { entry: AuditEntryView }) {
   return (
     <details class="audit-details">
       <summary>
-        More<span class="visually-hidden"> about {entry.action} at {entry.occurred_at}</span>
+        More<span class="visually-hidden"> about {actionWords(entry.action)} at {formatUtc(Date.parse(entry.occurred_at), { seconds: true })}</span>
       </summary>
       <dl>
         <dt>Source</dt>
