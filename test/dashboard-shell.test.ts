@@ -46,6 +46,19 @@ describe.each(testDialects())('dashboard shell (%s)', (dialect) => {
     expect([...nav.matchAll(/<a href="[^"]+"[^>]*>([^<]+)<\/a>/g)].map((m) => m[1])).toEqual(['Overview', 'Projects', 'My tasks', 'Members', 'API keys', 'Webhooks', 'Audit log', 'Export', 'Billing', 'Account', 'Security']);
   });
 
+  it('sends a browser at / to the dashboard; a client that asks for JSON still gets the API\'s 404', async () => {
+    const html = await env.app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(html.statusCode).toBe(303);
+    expect(html.headers.location).toBe('/dashboard');
+    const json = await env.app.inject({ method: 'GET', url: '/', headers: { accept: 'application/json' } });
+    expect(json.statusCode).toBe(404);
+    expect(json.json().error.code).toBe('not_found');
+    const other = await env.app.inject({ method: 'GET', url: '/elsewhere', headers: { accept: 'text/html' } });
+    expect(other.statusCode).toBe(404);
+    const posted = await env.app.inject({ method: 'POST', url: '/', headers: { accept: 'text/html' } });
+    expect(posted.statusCode).not.toBe(303);
+  });
+
   it('answers an unknown dashboard page with an HTML 404 while /v1 keeps JSON errors', async () => {
     const browser = new DashboardClient(env);
     await browser.signInAs(org.id, org.ownerId);

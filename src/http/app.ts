@@ -243,6 +243,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
+    // DASHBOARD 1: a person who types the bare address lands on the dashboard; clients still get the API's 404.
+    if (path === '/' && (request.method === 'GET' || request.method === 'HEAD') && /\btext\/html\b/.test(request.headers.accept ?? '')) {
+      return reply.code(303).header('location', '/dashboard').send();
+    }
     const routed = METHODS.filter((m) => methodRouter.find(m, path) !== null);
     // Every known path answers OPTIONS itself (below), so Allow names it too.
     const allow = routed.length > 0 ? [...routed, 'OPTIONS'] : [];

@@ -7,7 +7,7 @@ import { createChunkWriter } from '../exports/chunk-store.js';
 import { collectionFile, collectionLines, collectionTable, EXPORT_COLLECTIONS, type ExportCollection, type ExportCounts } from '../exports/collections.js';
 import { textSource, writeZip, type ZipEntry } from '../exports/zip-writer.js';
 import { newId } from '../lib/ids.js';
-import { DAY_MS, toIso, type Clock } from '../lib/time.js';
+import { DAY_MS, formatDay, toIso, type Clock } from '../lib/time.js';
 import { exportReadyMail } from '../mail/export-mail.js';
 import type { Mailer } from '../mail/mailer.js';
 import { authorize, can, type Actor } from './actor.js';
@@ -30,6 +30,9 @@ const DOWNLOAD_BATCH = 2;
 const PRUNE_BATCH = 100;
 /** What a failed export shows; the cause goes to the log, not to the page. */
 const FAILED_MESSAGE = 'The export could not be built. Request a new one; if it fails again, contact support.';
+
+/** An export as the audit log names it: by the day it was asked for (exports have no name of their own). */
+const exportTarget = (id: string, requestedAt: number) => ({ type: 'export', id, label: `Data export of ${formatDay(requestedAt)}` });
 
 export interface ExportsDeps {
   store: Store;
@@ -314,7 +317,7 @@ export function createExportsService(deps: ExportsDeps) {
           lease_expires_at: null,
           updated_at: now,
         });
-        await recordAudit(repos, actor, { action: 'export.requested', target: { type: 'export', id: inserted.id }, at: now });
+        await recordAudit(repos, actor, { action: 'export.requested', target: exportTarget(inserted.id, inserted.created_at), at: now });
         return inserted;
       });
       return toExportView(row, now);
@@ -358,7 +361,7 @@ export function createExportsService(deps: ExportsDeps) {
       if (row?.status === 'queued' || row?.status === 'running') throw errors.conflict('this export is not ready yet; it is listed as ready when it is done');
       if (row?.status === 'failed') throw errors.conflict('this export failed; request a new one');
       if (!row || !isDownloadable(row, now) || row.size_bytes === null) throw errors.notFound('export');
-      await store.transaction((repos) => recordAudit(repos, actor, { action: 'export.downloaded', target: { type: 'export', id: row.id }, at: now }));
+      await store.transaction((repos) => recordAudit(repos, actor, { action: 'export.downloaded', target: exportTarget(row.id, row.created_at), at: now }));
       const size = row.size_bytes;
 
       async function* chunks(): AsyncGenerator<Buffer> {

@@ -198,7 +198,7 @@ function AuditTable({ items, filtered, names }: { items: AuditEntryView[]; filte
           <td>
             <span class="cell-main">{actionWords(entry.action)}</span>
             <span class="cell-sub">
-              {SOURCE_WORDS[entry.source]} · <code>{entry.action}</code>
+              {SOURCE_WORDS[entry.source]}
               {entry.outcome === 'success' ? null : <strong class="change-old"> · Failure</strong>}
             </span>
           </td>
@@ -206,7 +206,7 @@ function AuditTable({ items, filtered, names }: { items: AuditEntryView[]; filte
             <TargetCell target={entry.target} names={names} />
           </td>
           <td>
-            <ChangesCell changes={entry.changes} created={isCreation(entry.action)} />
+            <ChangesCell changes={entry.changes} />
           </td>
           <td>
             <RequestDetails entry={entry} />
@@ -231,8 +231,6 @@ export function actionWords(action: string): string {
   const noun = SUBJECT_WORDS[subject] ?? subject.charAt(0).toUpperCase() + subject.slice(1).replaceAll('_', ' ');
   return `${noun} ${VERB_WORDS[verb] ?? verb.replaceAll('_', ' ')}`;
 }
-
-const isCreation = (action: string) => /\.(created|invited|added|requested|started)$/.test(action);
 
 function ActorCell({ actor, names }: { actor: AuditEntryView['actor']; names: Names }) {
   if (actor.type !== 'user') return <span>{actor.type === 'cli' ? 'Command line' : 'The service'}</span>;
@@ -259,6 +257,7 @@ function TargetCell({ target, names }: { target: AuditEntryView['target']; names
 
 /** "assignee_id" → "Assignee", "due_at" → "Due", "two_step_required" → "Two step required". */
 function fieldWords(field: string): string {
+  if (field === 'url') return 'URL';
   const words = field.replace(/_(id|at)$/, '').replaceAll('_', ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
@@ -277,18 +276,19 @@ function Value({ value, label }: { value: unknown; label: string | undefined }) 
     if (/^[a-z]+_[a-z0-9]{8,}$/.test(value)) return <code>{value}</code>;
     return <>{value}</>;
   }
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return <>{value.join(', ')}</>;
   return <code>{JSON.stringify(value)}</code>;
 }
 
-function ChangesCell({ changes, created }: { changes: AuditEntryView['changes']; created: boolean }) {
+function ChangesCell({ changes }: { changes: AuditEntryView['changes'] }) {
   if (!changes) return <span class="muted">none</span>;
   return (
     <ul class="changes">
       {Object.entries(changes).map(([field, change]) => (
         <li>
           <span class="change-field">{fieldWords(field)}:</span>{' '}
-          {/* A creation has no "before": only what was set. */}
-          {created && change.old === null ? null : (
+          {/* Nothing before (a creation, a first sign-in method): only what was set. */}
+          {change.old === null && change.old_label === undefined ? null : (
             <>
               <span class="change-old">
                 <Value value={change.old} label={change.old_label} />
@@ -312,6 +312,10 @@ function RequestDetails({ entry }: { entry: AuditEntryView }) {
         More<span class="visually-hidden"> about {actionWords(entry.action)} at {formatUtc(Date.parse(entry.occurred_at), { seconds: true })}</span>
       </summary>
       <dl>
+        <dt>Action code</dt>
+        <dd>
+          <code>{entry.action}</code>
+        </dd>
         <dt>Source</dt>
         <dd>{entry.source}</dd>
         <dt>IP</dt>
