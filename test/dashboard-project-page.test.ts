@@ -117,14 +117,16 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     expect(tableRows(page.text, 'Workflows')).toEqual([expect.stringMatching(/^Release 1 1 10 Mar 2026, 09:00 UTC$/)]);
     expect(page.text).toContain(`<a href="/dashboard/projects/${projectId}/workflows/${wf.id}">Release</a>`);
 
+    // Open tasks in "Tasks"; the finished ones apart, under their own table.
     const rows = tableRows(page.text, 'Tasks');
-    expect(rows).toHaveLength(4);
-    expect(rows.find((r) => r.startsWith('Write notes'))).toMatch(/^Write notes Open To-do member \d+ None Release, Step 1$/);
-    expect(rows.find((r) => r.startsWith('Book the room'))).toMatch(/^Book the room Open To-do admin \d+ 31 Dec 2026 None$/);
-    expect(rows.find((r) => r.startsWith('Nobody yet'))).toBe('Nobody yet Open To-do Unassigned None None');
-    expect(rows.find((r) => r.startsWith('Old chore'))).toBe('Old chore Done To-do Removed member None None');
+    expect(rows).toHaveLength(3);
+    expect(rows.find((r) => r.startsWith('Write notes'))).toMatch(/^Write notes Open To-do member \d+ No due date Run #1 of Release, step 1$/);
+    // The due date says how far off it is (against the real clock; this test's clock is manual).
+    expect(rows.find((r) => r.startsWith('Book the room'))).toMatch(/^Book the room Open To-do admin \d+ 31 Dec 2026 (.+ )?None$/);
+    expect(rows.find((r) => r.startsWith('Nobody yet'))).toBe('Nobody yet Open To-do Unassigned No due date None');
+    expect(tableRows(page.text, 'Done and cancelled tasks')).toEqual(['Old chore Done To-do Removed member No due date None']);
     const fromRun = rowHtml(page.text, 'Tasks', 'Write notes');
-    expect(fromRun).toContain(`<a href="/dashboard/runs/${run.id}">Release, Step 1</a>`);
+    expect(fromRun).toContain(`<a href="/dashboard/runs/${run.id}">Run #1 of Release, step 1</a>`);
     expect(plain.assignee_id).toBe(admin.userId);
   });
 
@@ -346,7 +348,7 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
       due_at: '2026-04-01T23:59:59.999Z',
     });
     const shown = await browser.get(res.location!);
-    expect(tableRows(shown.text, 'Tasks')[0]).toMatch(/^Order pizza Open To-do admin \d+ 1 Apr 2026 None/);
+    expect(tableRows(shown.text, 'Tasks')[0]).toMatch(/^Order pizza Open To-do admin \d+ 1 Apr 2026 .*None/);
 
     // Without an assignee: no event.
     const plain = await browser.post(`${pageOf(projectId)}/tasks`, { title: 'Later', assignee_id: '', due_date: '' });
@@ -425,7 +427,7 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     const finished = await post(browser, projectId, assignPath, { assignee_id: member.userId });
     expect(finished.status).toBe(409);
     expect(alertText(finished.text)).toContain('This task is cancelled; only open tasks can be assigned.');
-    expect(rowHtml(finished.text, 'Tasks', 'Pass it on')).not.toContain('Assign<');
+    expect(rowHtml(finished.text, 'Done and cancelled tasks', 'Pass it on')).not.toContain('Assign<');
   });
 
   it('answers 404 for another organisation\'s project, an unknown id and a malformed one', async () => {

@@ -16,7 +16,7 @@ import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, 
 import { fieldMessage, validateAs } from '../form-validation.js';
 import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, CsrfField, Day, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { ActionForm, CsrfField, Disclosure, Due, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
 
@@ -82,6 +82,8 @@ interface ProjectData {
   workflows: Workflow[];
   tasks: Task[];
   members: MemberOption[];
+  /** "Run #3 of Customer shipment" for the tasks runs made. */
+  runs: Map<string, string>;
 }
 
 interface ProjectViewProps extends ProjectData {
@@ -92,7 +94,7 @@ interface ProjectViewProps extends ProjectData {
   task?: TaskValues;
 }
 
-function ProjectView({ page, project, workflows, tasks, members, errors: problems = [], edit, workflow, task }: ProjectViewProps) {
+function ProjectView({ page, project, workflows, tasks, members, runs, errors: problems = [], edit, workflow, task }: ProjectViewProps) {
   const { actor, csrf } = page;
   // Only what the role, the workspace's state and the project's rules allow is offered; the services refuse the rest anyway.
   const canWrite = canChange(actor, 'projects', 'update');
@@ -156,7 +158,14 @@ function ProjectView({ page, project, workflows, tasks, members, errors: problem
       <section aria-labelledby="tasks-title">
         <h2 id="tasks-title">Tasks</h2>
         {canAdd ? <NewTaskForm projectId={project.id} csrf={csrf} members={members} values={task} errors={problems} open={isOpen('task-') || tasks.length === 0} /> : null}
-        <TasksTable page={page} projectId={project.id} tasks={tasks} workflows={workflows} members={members} errors={problems} />
+        {/* Open work first; what is finished sits apart, folded, so a long history does not bury it. */}
+        <TasksTable page={page} projectId={project.id} tasks={tasks.filter((t) => t.status === 'open')} runs={runs} members={members} errors={problems} />
+        {tasks.some((t) => t.status !== 'open') ? (
+          <details class="finished-tasks">
+            <summary>Done and cancelled tasks ({tasks.filter((t) => t.status !== 'open').length.toLocaleString('en-GB')})</summary>
+            <TasksTable page={page} projectId={project.id} tasks={tasks.filter((t) => t.status !== 'open')} caption="Done and cancelled tasks" runs={runs} members={members} errors={problems} />
+          </details>
+        ) : null}
       </section>
     </Layout>
   );
@@ -216,37 +225,31 @@ function NewWorkflowForm({ projectId, csrf, values, errors: problems, open }: { 
   );
 }
 
-/** A due time as set: a date for a due date (end of that UTC day), the time for a run's "due in". */
-function Due({ iso }: { iso: string | null }) {
-  if (!iso) return <span class="muted">None</span>;
-  if (iso.endsWith('T23:59:59.999Z')) return <Day iso={iso} />;
-  return <Time iso={iso} />;
-}
 
 interface TasksTableProps {
   page: PageContext;
   projectId: string;
   tasks: readonly Task[];
-  workflows: readonly Workflow[];
+  /** The table's name: "Tasks" (open ones), or the finished ones apart. */
+  caption?: string;
+  runs: ReadonlyMap<string, string>;
   members: readonly MemberOption[];
   errors: readonly FormError[];
 }
 
-function TasksTable({ page, projectId, tasks, workflows, members, errors: problems }: TasksTableProps) {
+function TasksTable({ page, projectId, tasks, caption = 'Tasks', runs, members, errors: problems }: TasksTableProps) {
   const { actor, csrf } = page;
   const canAssign = canChange(actor, 'tasks', 'update');
   const mayFinish = (t: Task) => mayFinishTask(actor, t) && isWritable(actor);
   const names = memberMap(members);
-  const workflowNames = new Map(workflows.map((wf) => [wf.id, wf.name]));
   const assigneeOptions = [{ value: '', label: 'Unassigned' }, ...members];
   const here = projectHref(projectId);
   const withActions = canAssign || tasks.some((t) => t.status === 'open' && mayFinish(t));
   const headers = ['Title', 'Status', 'Kind', 'Assignee', 'Due', 'From run', ...(withActions ? ['Actions'] : [])];
   return (
-    <Table caption="Tasks" captionHidden headers={headers} empty="No tasks yet.">
+    <Table caption={caption} captionHidden headers={headers} empty={caption === 'Tasks' ? 'No open tasks.' : 'None yet.'}>
       {tasks.map((t) => {
         const open = t.status === 'open';
-        const workflowName = t.workflow_id ? workflowNames.get(t.workflow_id) : undefined;
         return (
           <tr>
             <td>{t.title}</td>
@@ -257,11 +260,11 @@ function TasksTable({ page, projectId, tasks, workflows, members, errors: proble
             <td>{TASK_KIND_LABELS[t.kind]}</td>
             <td>{t.assignee_id ? memberLabel(names, t.assignee_id) : <span class="muted">Unassigned</span>}</td>
             <td>
-              <Due iso={t.due_at} />
+              <Due iso={t.due_at} open={open} />
             </td>
             <td>
               {t.run_id ? (
-                <a href={runHref(t.run_id)}>{`${workflowName ? `${workflowName}, ` : ''}Step ${t.run_step ?? '?'}`}</a>
+                <a href={runHref(t.run_id)}>{`${runs.get(t.run_id) ?? 'Run'}, step ${t.run_step ?? '?'}`}</a>
               ) : (
                 <span class="muted">None</span>
               )}
@@ -361,7 +364,8 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
       services.tasks.listForProject(page.actor, projectId),
       memberOptions(services, page.actor),
     ]);
-    return { project, workflows, tasks, members };
+    const runs = await services.runs.names(page.actor, tasks.flatMap((t) => (t.run_id ? [t.run_id] : [])));
+    return { project, workflows, tasks, members, runs };
   }
 
   /** The page again after a refused form: 400 / 409 here; 403, 404 and faults go to the error page. */
