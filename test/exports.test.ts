@@ -206,7 +206,7 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       const listed = await browser.get(PAGE);
       const rows = tableRows(listed.text, 'Exports');
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toContain(adminUser!.email);
+      expect(rows[0]).toContain(adminUser!.name ?? adminUser!.email);
       expect(rows[0]).toContain('Ready');
       expect(rows[0]).toContain('Download');
       const href = downloadLink(listed.text);

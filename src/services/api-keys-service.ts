@@ -41,6 +41,8 @@ export interface KeySummary {
 /** A key as the dashboard lists it: with its owner's e-mail. */
 export interface KeyListItem extends KeySummary {
   owner_email: string;
+  /** How the dashboard names the owner; their e-mail when they have no name. */
+  owner_name: string | null;
 }
 
 
@@ -158,13 +160,13 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
       authorize(actor, 'api_keys', 'read');
       const before = decodeCursor(page.cursor);
       const rows = await store.repos.apiKeys.pageWithOwners(actor.orgId, isManager(actor) ? null : (actor as { userId: string }).userId, page.limit + 1, before);
-      return pageResult(toPage(rows, page.limit), (row) => ({ ...summarizeKey(row), owner_email: row.owner_email }));
+      return pageResult(toPage(rows, page.limit), (row) => ({ ...summarizeKey(row), owner_email: row.owner_email, owner_name: row.owner_name }));
     },
 
     /** The actor's own keys; admins, owners and operators see every key of the organisation. */
     async list(actor: Actor): Promise<KeyListItem[]> {
       const rows = await store.repos.apiKeys.listWithOwners(actor.orgId, isManager(actor) ? null : (actor as { userId: string }).userId);
-      return rows.map((row) => ({ ...summarizeKey(row), owner_email: row.owner_email }));
+      return rows.map((row) => ({ ...summarizeKey(row), owner_email: row.owner_email, owner_name: row.owner_name }));
     },
 
     /**

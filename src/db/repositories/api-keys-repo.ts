@@ -29,13 +29,13 @@ const principalByHash = prepared(1, (db, keyHash: string) =>
 
 export function apiKeysRepository(ctx: RepoContext) {
   const { db } = ctx;
-  /** The organisation's live keys with their owners' e-mails; only one user's when `userId` is given. */
+  /** The organisation's live keys with their owners' e-mails and names; only one user's when `userId` is given. */
   function withOwners(orgId: string, userId: string | null) {
     let query = db
       .selectFrom('api_keys as k')
       .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.org_id', '=', 'k.org_id'))
       .selectAll('k')
-      .select('u.email as owner_email')
+      .select(['u.email as owner_email', 'u.name as owner_name'])
       .where('k.org_id', '=', orgId)
       .where('k.revoked_at', 'is', null);
     if (userId !== null) query = query.where('k.user_id', '=', userId);
@@ -82,12 +82,12 @@ export function apiKeysRepository(ctx: RepoContext) {
     },
 
     /** Live keys with their owner's e-mail, newest first; `userId` narrows to one user's keys. */
-    async listWithOwners(orgId: string, userId: string | null): Promise<(ApiKeyRow & { owner_email: string })[]> {
+    async listWithOwners(orgId: string, userId: string | null): Promise<(ApiKeyRow & { owner_email: string; owner_name: string | null })[]> {
       return withOwners(orgId, userId).orderBy('k.seq', 'desc').execute();
     },
 
     /** A page of `listWithOwners`, newest first (api_keys_org_seq_idx). */
-    async pageWithOwners(orgId: string, userId: string | null, limit: number, beforeSeq: number | null): Promise<(ApiKeyRow & { owner_email: string })[]> {
+    async pageWithOwners(orgId: string, userId: string | null, limit: number, beforeSeq: number | null): Promise<(ApiKeyRow & { owner_email: string; owner_name: string | null })[]> {
       let query = withOwners(orgId, userId);
       if (beforeSeq !== null) query = query.where('k.seq', '<', beforeSeq);
       return query.orderBy('k.seq', 'desc').limit(limit).execute();

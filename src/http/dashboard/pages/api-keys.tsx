@@ -8,7 +8,7 @@ import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext 
 import { flashSecret } from '../flash.js';
 import { isWritable } from '../../../services/workspace.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ConfirmActions, errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
+import { ConfirmActions, Email, errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
 import { Layout, type Viewer } from '../views/layout.js';
 
 const HERE = '/dashboard/api-keys';
@@ -98,7 +98,7 @@ function KeysTable({ keys, viewer }: { keys: readonly KeyListItem[]; viewer: Vie
             <code>{key.prefix}…</code>
           </td>
           <td>{accessInWords(key.scope)}</td>
-          {showOwner ? <td>{key.owner_email}</td> : null}
+          {showOwner ? <td>{key.owner_name ?? <Email address={key.owner_email} />}</td> : null}
           <td>
             <Time iso={key.created_at} />
           </td>
@@ -240,7 +240,7 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       <Layout title="Revoke API key" viewer={page.viewer} csrf={page.csrf} current={HERE}>
         <p class="lead">
           Revoke the key <strong>{key.name ?? 'Unnamed'}</strong> (<code>{key.prefix}…</code>, {accessInWords(key.scope)}
-          {isManager(page.viewer) ? `, belonging to ${key.owner_email}` : ''})?
+          {isManager(page.viewer) ? `, belonging to ${key.owner_name ?? key.owner_email}` : ''})?
         </p>
         <p>Anything using it is refused from its next request on. This cannot be undone.</p>
         <ConfirmActions action={action} csrf={page.csrf} label="Revoke key" cancelHref={HERE} />

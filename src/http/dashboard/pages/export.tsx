@@ -39,10 +39,11 @@ export const exportPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { ser
 
   async function exportPage(reply: FastifyReply, page: PageContext, extra: { error?: unknown } = {}) {
     const list = await exports.list(page.actor);
+    const people = await services.users.names(page.actor.orgId, list.flatMap((e) => (e.requested_by ? [e.requested_by] : [])));
     // A conflict (an export already under way) is explained on the page; anything else goes to the error page.
     const refusal = extra.error === undefined ? null : pageRefusal(reply, extra.error, [409]);
     const problems: FormError[] = refusal ? [{ field: null, message: sentence(refusal.message) }] : [];
-    return sendPage(reply, <ExportPageView page={page} list={list} errors={problems} />, refusal?.status ?? 200);
+    return sendPage(reply, <ExportPageView page={page} list={list} people={people} errors={problems} />, refusal?.status ?? 200);
   }
 
   app.get('/export', { schema: pageSchema() }, async (request, reply) => exportPage(reply, pageContext(request)));
@@ -73,10 +74,12 @@ export const exportPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { ser
 interface ExportPageViewProps {
   page: PageContext;
   list: readonly ExportView[];
+  /** Requesters by name. */
+  people: ReadonlyMap<string, string>;
   errors: FormError[];
 }
 
-function ExportPageView({ page, list, errors: problems }: ExportPageViewProps) {
+function ExportPageView({ page, list, people, errors: problems }: ExportPageViewProps) {
   const pending = list.some(isPending);
   const progress = pending ? { url: `${HERE}/progress`, version: progressVersion(list.map((e) => [e.id, e.status, e.downloadable])) } : null;
   return (
@@ -95,12 +98,12 @@ function ExportPageView({ page, list, errors: problems }: ExportPageViewProps) {
         </p>
         <ActionForm action={HERE} csrf={page.csrf} label="Request export" disabled={pending} />
       </section>
-      <ExportsTable list={list} />
+      <ExportsTable list={list} people={people} />
     </Layout>
   );
 }
 
-function ExportsTable({ list }: { list: readonly ExportView[] }) {
+function ExportsTable({ list, people }: { list: readonly ExportView[]; people: ReadonlyMap<string, string> }) {
   return (
     <Table caption="Exports" headers={['Requested', 'By', 'Status', 'Size', 'Expires', 'File']} empty="No exports yet.">
       {list.map((e) => (
@@ -108,7 +111,7 @@ function ExportsTable({ list }: { list: readonly ExportView[] }) {
           <td>
             <Time iso={e.created_at} />
           </td>
-          <td>{e.requested_by_label === 'cli' ? 'Command line' : e.requested_by_label}</td>
+          <td>{e.requested_by_label === 'cli' ? 'Command line' : ((e.requested_by ? people.get(e.requested_by) : undefined) ?? e.requested_by_label)}</td>
           <td>
             {STATUS_WORDS[e.status]}
             {e.status === 'failed' && e.error ? <span class="cell-sub">{e.error}</span> : null}
