@@ -231,8 +231,15 @@ describe.each(testDialects())('dashboard while read-only (%s)', (dialect) => {
     const page = await owner.follow(res);
     expect(page.status).toBe(200);
     expect(alertOf(page.text)).toContain('This workspace is read-only since its subscription was cancelled');
+    // The deletion day in the page's words, never the API's timestamp.
+    expect(alertOf(page.text)).toMatch(/It will be deleted on \d{1,2} [A-Z][a-z]{2} \d{4}\./);
+    expect(alertOf(page.text)).not.toMatch(/\d{4}-\d{2}-\d{2}T/);
+    // What was typed comes back (DASHBOARD 1), though the form is no longer offered.
+    expect(page.text).toMatch(/<label for="typed-0">Name<\/label><textarea id="typed-0" readonly rows="1">Typed during the grace period<\/textarea>/);
     // Shown once; the address is a GET, so reloading it changes nothing.
-    expect(alertOf((await owner.get(res.location!)).text)).toBe('');
+    const reloaded = await owner.get(res.location!);
+    expect(alertOf(reloaded.text)).toBe('');
+    expect(reloaded.text).not.toContain('Typed during the grace period');
     expect(await orgSnapshot(env.container, w.org.id)).toEqual(before);
     // A `_from` outside the dashboard is not followed: the refusal is the page itself.
     await owner.get('/dashboard/projects');

@@ -18,6 +18,37 @@ export interface Flash {
   /** Why the form was refused: listed first, as an alert, on the page the form was on. */
   problem?: string;
   secret?: FlashSecret;
+  /** What a refused form held (its free text only: never a password, code or token), shown again so nothing typed is lost. */
+  typed?: TypedField[];
+}
+
+/** One field of a refused form, as typed. */
+export interface TypedField {
+  label: string;
+  value: string;
+}
+
+/**
+ * The free-text fields a refused form carries back (DASHBOARD 1: a refused form keeps its input). An allow
+ * list, so a password, a one-time code or a confirmation never rides in the session's slot.
+ */
+const TYPED_LABELS: Record<string, string> = {
+  title: 'Title',
+  name: 'Name',
+  description: 'Description',
+  reason: 'Reason',
+  url: 'Endpoint URL',
+  email: 'Email',
+};
+
+export function typedFields(body: unknown): TypedField[] {
+  if (typeof body !== 'object' || body === null) return [];
+  const typed: TypedField[] = [];
+  for (const [field, label] of Object.entries(TYPED_LABELS)) {
+    const value = (body as Record<string, unknown>)[field];
+    if (typeof value === 'string' && value.trim() !== '') typed.push({ label, value: value.slice(0, 10_000) });
+  }
+  return typed;
 }
 
 export function asFlash(value: unknown): Flash | null {

@@ -10,10 +10,11 @@ import { isDatabaseUnavailable } from '../../db/availability.js';
 import { DomainError } from '../../errors.js';
 import type { AppDeps } from '../app-deps.js';
 import { sentence } from '../../lib/text.js';
+import { formatDay } from '../../lib/time.js';
 import { requestContext } from '../request-context.js';
 import { dashboardCookies } from './cookies.js';
 import { isReadOnlyRefusal, pageContext, safeDashboardPath, seeOther, sendPage } from './context.js';
-import { asFlash } from './flash.js';
+import { asFlash, typedFields } from './flash.js';
 import { csrfMatches, isCrossSite } from './csrf.js';
 import { schemaRefusalMessage } from './form-validation.js';
 import { dashboardPages } from './pages/index.js';
@@ -139,7 +140,11 @@ export const dashboardPlugin: FastifyPluginAsyncTypebox<AppDeps & { prefix?: str
     // A refused form goes back to the page it was on, the reason shown there once: a reload shows that page
     // and never posts again. A post without its page (a forged one, a script) gets the error page.
     const from = refusedFormOrigin(error, request);
-    if (from) return seeOther(reply, from, { problem: sentence(refusalMessage(error)) });
+    if (from) {
+      const typed = typedFields(request.body);
+      const problem = isReadOnlyRefusal(error) ? readOnlySentence(request) : sentence(refusalMessage(error));
+      return seeOther(reply, from, { problem, ...(typed.length > 0 ? { typed } : {}) });
+    }
     return renderError(error, request, reply);
   });
   app.setNotFoundHandler((request, reply) =>
@@ -161,6 +166,14 @@ function refusedFormOrigin(error: FastifyError | DomainError, request: FastifyRe
   if (error instanceof CsrfError || (error instanceof DomainError && error.status === 429)) return null;
   if (!(error instanceof DomainError && error.status < 500) && !(error as FastifyError).validation) return null;
   return safeDashboardPath((request.body as Record<string, unknown> | undefined)?._from);
+}
+
+/** The read-only refusal in the page's words: the deletion day, not the API's timestamp. */
+function readOnlySentence(request: FastifyRequest): string {
+  const deletionAt = request.dashboard?.session ? pageContext(request).viewer.workspace.deletionAt : null;
+  return deletionAt
+    ? `This workspace is read-only since its subscription was cancelled, so nothing was changed. It will be deleted on ${formatDay(deletionAt)}.`
+    : 'This workspace is read-only, so nothing was changed.';
 }
 
 function refusalMessage(error: FastifyError | DomainError): string {

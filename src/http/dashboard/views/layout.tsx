@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import type { Role } from '../../../db/schema.js';
 import type { Workspace } from '../../../services/workspace.js';
-import type { Flash } from '../flash.js';
+import type { Flash, TypedField } from '../flash.js';
 import type { Progress } from '../progress.js';
 import { CsrfField, Day, ErrorSummary, Notice, type FormError } from './components.js';
 
@@ -133,6 +133,26 @@ function TwoStepBanner({ deadline }: { deadline: number }) {
   );
 }
 
+/**
+ * DASHBOARD 1: a refused form's text comes back with the refusal, so nothing typed is lost, even where the
+ * form itself is no longer offered (a workspace that became read-only in another tab). Read-only fields: to copy.
+ */
+function TypedPanel({ fields }: { fields: readonly TypedField[] }) {
+  return (
+    <section class="panel typed-panel" aria-labelledby="typed-title">
+      <h2 id="typed-title">What you typed (not saved)</h2>
+      {fields.map((field, i) => (
+        <div class="field">
+          <label for={`typed-${i}`}>{field.label}</label>
+          <textarea id={`typed-${i}`} readOnly rows={field.value.length > 80 ? 4 : 1}>
+            {field.value}
+          </textarea>
+        </div>
+      ))}
+    </section>
+  );
+}
+
 /** Every dashboard page: landmarks, a skip link, the navigation, errors first. No inline script or style. */
 export function Layout({ title, viewer, csrf, current, errors, notice, progress, scripts, redirectTo, children }: LayoutProps) {
   const fullTitle = viewer ? `${title} · ${viewer.organizationName} · Workspace` : `${title} · Workspace`;
@@ -174,6 +194,7 @@ export function Layout({ title, viewer, csrf, current, errors, notice, progress,
         <main id="main" tabindex={-1}>
           <h1>{title}</h1>
           <ErrorSummary errors={viewer?.flash?.problem ? [{ field: null, message: viewer.flash.problem }, ...(errors ?? [])] : errors} />
+          {viewer?.flash?.typed?.length ? <TypedPanel fields={viewer.flash.typed} /> : null}
           <Notice>{viewer?.flash?.notice}</Notice>
           <Notice>{notice}</Notice>
           {progress ? (
