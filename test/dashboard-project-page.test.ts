@@ -324,7 +324,7 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     // Every member is offered, invited ones included.
     const invited = await services().users.invite(cliActor(org.id), { email: 'invitee@example.com', role: 'member' });
     const again = await browser.get(pageOf(projectId));
-    expect(again.text).toContain(`<option value="${invited.id}">invitee@example.com</option>`);
+    expect(again.text).toContain(`<option value="${invited.id}">invitee@example.com (invited)</option>`);
     expect(page.text).toMatch(/<select id="task-assignee" name="assignee_id"[^>]*><option value(?:="")? selected>Unassigned<\/option>/);
 
     const before = (await events('task.assigned')).length;

@@ -1,12 +1,13 @@
 import type { Actor } from '../../services/actor.js';
 import type { Services } from '../../services/index.js';
 
-/** One member as a `<select>` option ("Name <email>"), plus the short name tables show. */
+/** One member as a `<select>` option (their name, sorted), plus the short name tables show. */
 export interface MemberOption {
   value: string;
   label: string;
   /** The member's name, or their e-mail while they have none (invited). */
   name: string;
+  email: string;
 }
 
 const PAGE_SIZE = 100;
@@ -26,11 +27,17 @@ export async function memberOptions(services: Pick<Services, 'users'>, actor: Ac
   do {
     const page = await services.users.listMembers(actor.orgId, { limit: PAGE_SIZE, cursor });
     for (const user of page.items) {
-      options.push({ value: user.id, label: user.name ? `${user.name} <${user.email}>` : user.email, name: user.name ?? user.email });
+      const invited = user.status === 'invited' ? ' (invited)' : '';
+      options.push({ value: user.id, label: `${user.name ?? user.email}${invited}`, name: user.name ?? user.email, email: user.email });
     }
     cursor = page.nextCursor ?? undefined;
   } while (cursor && options.length < MEMBER_OPTIONS_LIMIT);
-  return options.slice(0, MEMBER_OPTIONS_LIMIT);
+  const kept = options.slice(0, MEMBER_OPTIONS_LIMIT);
+  // People as names (DASHBOARD 1); the e-mail only where two share a name, or for someone who has none yet.
+  const counts = new Map<string, number>();
+  for (const o of kept) counts.set(o.name, (counts.get(o.name) ?? 0) + 1);
+  for (const o of kept) if ((counts.get(o.name) ?? 0) > 1 && o.name !== o.email) o.label = `${o.label} <${o.email}>`;
+  return kept.sort((a, b) => a.label.localeCompare(b.label, 'en', { sensitivity: 'base' }));
 }
 
 /** id → short name, for tables that show who a task waits for. */
