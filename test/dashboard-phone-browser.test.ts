@@ -222,4 +222,48 @@ describe.skipIf(SKIP)('every page on a phone and at 1280, for every role (sqlite
     await page.reload();
     expect(await nav.getByRole('link', { name: 'My tasks' }).isVisible()).toBe(true);
   });
+
+  it('My tasks: overdue first and flagged, then by due date; after "Mark done" focus is on the next row', async () => {
+    const page = await chrome.newPage();
+    await signInThroughForm(page, baseUrl, people.member, PASSWORD);
+    await page.goto(`${baseUrl}/dashboard/tasks`);
+    const rows = page.getByRole('table', { name: 'My tasks' }).locator('tbody tr');
+    const titles = async () => (await rows.locator('td:first-child').allTextContents()).map((t) => t.trim());
+    expect(await titles()).toEqual(['Book venue for launch event', 'Order stickers', 'Pack and label the robot arm']);
+    expect(await rows.nth(0).textContent()).toContain('Overdue by 7 days');
+    expect(await rows.nth(1).textContent()).toMatch(/\((in 2 days|tomorrow)\)/);
+    expect(await rows.nth(2).textContent()).toContain('Run #1 of Customer shipment, step 1');
+    // The keyboard user marks the first done; focus lands on the row that took its place.
+    await page.getByRole('button', { name: 'Mark done: Book venue for launch event' }).focus();
+    await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+    expect(await titles()).toEqual(['Order stickers', 'Pack and label the robot arm']);
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label'))).toBe('Mark done: Order stickers'); // eslint-disable-line @typescript-eslint/no-explicit-any
+  });
+
+  it('"Create API key" turns the per-kind levels off unless "Restricted"; "Add step" shows the fields of the chosen type', async () => {
+    const page = await chrome.newPage();
+    await signInThroughForm(page, baseUrl, people.owner, PASSWORD);
+    await page.goto(`${baseUrl}/dashboard/api-keys`);
+    const projects = page.getByRole('group', { name: 'Projects' }).getByRole('radio', { name: 'Write' });
+    await page.getByRole('radio', { name: 'Full access' }).check();
+    expect(await projects.isDisabled()).toBe(true);
+    await page.getByRole('radio', { name: 'Restricted' }).check();
+    expect(await projects.isDisabled()).toBe(false);
+    await page.getByRole('radio', { name: 'Read only' }).check();
+    expect(await projects.isDisabled()).toBe(true);
+
+    await page.goto(`${baseUrl}${richest[1]}`);
+    const type = page.getByLabel('Step type');
+    await type.selectOption('wait');
+    expect(await page.getByLabel('Duration').isVisible()).toBe(true);
+    expect(await page.locator('#assignee_id').isVisible()).toBe(false);
+    expect(await page.getByLabel('Due in').isVisible()).toBe(false);
+    await type.selectOption('approval');
+    expect(await page.getByLabel('Approver').isVisible()).toBe(true);
+    expect(await page.getByLabel('Duration').isVisible()).toBe(false);
+    await type.selectOption('task');
+    expect(await page.getByLabel('Assignee').isVisible()).toBe(true);
+    expect(await page.getByLabel('Due in').isVisible()).toBe(true);
+    await assertAccessible(page, 'add step, task');
+  });
 });
