@@ -87,7 +87,8 @@ describe.skipIf(SKIP)('workflow pages in a browser (sqlite)', () => {
     await assertAccessible(page, 'workflow');
     await page.getByLabel('Step type').selectOption({ label: stepType });
     await page.getByLabel('Title').fill(title);
-    await page.getByLabel('Assignee').selectOption({ value: ownerId });
+    // An approval's assignee is its approver: the field says so where the page's script runs.
+    await page.getByLabel(stepType === 'Approval' ? 'Approver' : 'Assignee').selectOption({ value: ownerId });
     await follow(page.getByRole('button', { name: 'Add step' }));
     const steps = page.getByRole('table', { name: 'Steps' });
     expect(await steps.textContent()).toContain(title);

@@ -265,7 +265,7 @@ export function Table({ caption, headers, children, empty, captionHidden }: { ca
 
 /**
  * Every time a person reads (DASHBOARD 1): "25 Nov 2026, 13:44 UTC" (to the second where attempts are
- * seconds apart), "3 minutes ago" within a day with the exact time in its title, the ISO value for machines.
+ * seconds apart), with "(3 minutes ago)" under it within a day, the ISO value for machines.
  */
 export function Time({ iso, seconds, absolute, never = 'never' }: { iso: string | null | undefined; seconds?: boolean; absolute?: boolean; never?: string }) {
   if (!iso) return <span class="muted">{never}</span>;
@@ -273,10 +273,18 @@ export function Time({ iso, seconds, absolute, never = 'never' }: { iso: string 
   const exact = formatUtc(ms, { seconds: true });
   // A table of hours (a chart's data) reads best as times; "3 hours ago" suits a single event.
   const relative = absolute ? null : relativeTime(ms, Date.now());
-  return (
+  const time = (
     <time dateTime={iso} title={exact}>
-      {relative ?? formatUtc(ms, { seconds })}
+      {formatUtc(ms, { seconds })}
     </time>
+  );
+  // Both on the page (DASHBOARD 1): the exact time, and how long ago under it; a hover title is no help on a phone.
+  if (!relative) return time;
+  return (
+    <>
+      {time}
+      <span class="relative"> ({relative})</span>
+    </>
   );
 }
 
