@@ -11,6 +11,7 @@ const RUN_ID = [{ name: 'RUN_ID', description: 'the run id (run_...)' }] as cons
 export function runFields(run: Run): Array<readonly [string, unknown]> {
   return [
     ['Run', run.id],
+    ['Number', `#${run.number}`],
     ['Workflow', `${run.workflow_id} (${run.workflow_name}, version ${run.workflow_version})`],
     ['Project', run.project_id],
     ['Status', run.status],

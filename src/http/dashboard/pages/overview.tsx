@@ -5,7 +5,7 @@ import { dashboardCookies } from '../cookies.js';
 import { FormBody, pageSchema } from '../schemas.js';
 import type { DailyRequests } from '../../../services/usage-service.js';
 import { BarChart } from '../views/charts.js';
-import { Table } from '../views/components.js';
+import { Table, Url } from '../views/components.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
@@ -60,7 +60,7 @@ function UnhealthySubscriptions({ webhooks }: { webhooks: readonly Webhook[] }) 
         {webhooks.map((webhook) => (
           <li>
             <a href={subscriptionHref(webhook.id)} class="webhook-url">
-              {webhook.url}
+              <Url href={webhook.url} />
             </a>
             : <SubscriptionStatus webhook={webhook} />
           </li>

@@ -9,7 +9,7 @@ import { CreateWebhookBody } from '../../schemas/webhooks.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { validateAs } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ConfirmActions, CsrfField, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
+import { ConfirmActions, CsrfField, errorFor, Field, Table, Time, Url, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { flashSecret } from '../flash.js';
 import { canChange } from '../../../services/workspace.js';
@@ -75,7 +75,9 @@ function WebhooksTable({ webhooks, outcomes, canDelete }: { webhooks: readonly W
       {webhooks.map((webhook) => (
         <tr>
           <td class="webhook-url">
-            <a href={webhookHref(webhook.id)}>{webhook.url}</a>
+            <a href={webhookHref(webhook.id)}>
+              <Url href={webhook.url} />
+            </a>
           </td>
           <td>
             <SubscriptionStatus webhook={webhook} />
@@ -135,7 +137,9 @@ function NewSubscription({ created }: { created: { id: string; url: string; secr
     <section aria-labelledby="new-subscription-title" class="panel">
       <h2 id="new-subscription-title">Your new subscription</h2>
       <p>
-        Events go to <a href={webhookHref(created.id)} class="webhook-url">{created.url}</a>, signed with the secret below. Copy it now and
+        Events go to <a href={webhookHref(created.id)} class="webhook-url">
+          <Url href={created.url} />
+        </a>, signed with the secret below. Copy it now and
         configure your receiver with it: it is shown only this once.
       </p>
       <SecretField value={created.secret} />
@@ -267,7 +271,9 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
       reply,
       <Layout title="Delete webhook subscription" viewer={page.viewer} csrf={page.csrf} current={HERE}>
         <p class="lead">
-          Delete the subscription to <code class="webhook-url">{webhook.url}</code> ({webhook.events.join(', ')})?
+          Delete the subscription to <code class="webhook-url">
+            <Url href={webhook.url} />
+          </code> ({webhook.events.join(', ')})?
         </p>
         <p>It receives no events from now on, and its deliveries that have not gone out yet are cancelled. This cannot be undone.</p>
         <ConfirmActions action={`${webhookHref(webhook.id)}/delete`} csrf={page.csrf} label="Delete subscription" cancelHref={webhookHref(webhook.id)} />

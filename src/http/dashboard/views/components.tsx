@@ -330,6 +330,19 @@ export function Email({ address }: { address: string }) {
   );
 }
 
+/**
+ * A URL that wraps where people expect (DASHBOARD 1: long text wraps only where it must): after a slash, and
+ * before a dot, `?`, `&` or `=`; the stylesheet breaks a segment itself only when it alone is wider than the line.
+ */
+export function Url({ href }: { href: string }) {
+  const parts = href.split(/(?<=\/)(?!\/)|(?=[.?&=])/);
+  return (
+    <>
+      {parts.map((part, i) => (i === 0 ? part : [<wbr />, part]))}
+    </>
+  );
+}
+
 /** A labelled multi-line text field. */
 export function TextArea({ id, name = id, label, value, error, hint, maxLength }: { id: string; name?: string; label: string; value?: string | null | undefined; error?: string | undefined; hint?: string; maxLength?: number }) {
   return (
