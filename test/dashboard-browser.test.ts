@@ -353,7 +353,7 @@ describe.skipIf(SKIP)('dashboard in a browser (sqlite)', () => {
     await row.getByLabel('Role').selectOption({ label: 'Viewer' });
     await follow(owner, row.getByRole('button', { name: 'Save role' }));
     expect(owner.url()).toBe(`${baseUrl}/dashboard/members`);
-    expect(await owner.getByRole('status').textContent()).toMatch(/ is now viewer\.$/);
+    expect(await owner.getByRole('status').textContent()).toMatch(/ is now a Viewer\.$/);
     expect(await rowOf(owner, 'Members', MEMBER_EMAIL).getByLabel('Role').inputValue()).toBe('viewer');
 
     // Same session, next click: a viewer may read projects but not create one.

@@ -101,6 +101,16 @@ describe.each(testDialects())('dashboard: members (%s)', (dialect) => {
   }
 
   describe('reading', () => {
+    it('warns an admin on the confirmation that removing their own row is removing themself', async () => {
+      const t = await team('Self');
+      const browser = await browserFor(t.org, t.admin.userId);
+      const own = await browser.get(`/dashboard/members/${t.admin.userId}/remove`);
+      expect(own.status).toBe(200);
+      expect(textOf(own.text)).toContain('This is you. You lose access to Self at once and are signed out');
+      const other = await browser.get(`/dashboard/members/${t.member.userId}/remove`);
+      expect(textOf(other.text)).not.toContain('This is you.');
+    });
+
     it('shows the table "Members" (name, email, role, status) to every role, invited users included', async () => {
       const t = await team('Readers & Co');
       const invitedEmail = freshEmail();
@@ -308,7 +318,7 @@ describe.each(testDialects())('dashboard: members (%s)', (dialect) => {
       const res = await browser.post(`/dashboard/members/${t.member.userId}/role`, { role: 'viewer' });
       expect(res.status).toBe(303);
       expect(res.location).toBe('/dashboard/members');
-      expect(noticeOf((await browser.follow(res)).text)).toMatch(/^member \d+ is now viewer\.$/);
+      expect(noticeOf((await browser.follow(res)).text)).toMatch(/^member \d+ is now a Viewer\.$/);
       expect((await userRow(t.member.userId))!.role).toBe('viewer');
       const row = await expectAuditByDashboard(t.org.id, browser, t.admin.userId, 'member.role_changed', t.member.userId);
       expect(JSON.parse(row.changes!)).toEqual({ role: { old: 'member', new: 'viewer' } });

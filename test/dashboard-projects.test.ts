@@ -79,7 +79,10 @@ describe.each(testDialects())('dashboard projects (%s)', (dialect) => {
     const drafts = textOf((await browser.get('/dashboard/projects?status=draft')).text);
     expect(drafts).toContain('Only draft');
     expect(drafts).not.toContain('Only active');
-    expect((await browser.get('/dashboard/projects?status=bogus')).status).toBe(400);
+    const bogus = await browser.get('/dashboard/projects?status=bogus');
+    expect(bogus.status).toBe(400);
+    // The list names the statuses, not the empty value the form sends for "all".
+    expect(textOf(bogus.text)).toContain('status must be one of: active, archived, draft.');
   });
 
   it('hides the form from a viewer and refuses a forged post with nothing created', async () => {

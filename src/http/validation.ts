@@ -155,7 +155,8 @@ export function toDetails(errors: (ErrorObject | FastifySchemaValidationError)[]
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
     const field = fieldOf(error, context);
     if (byField.has(field)) continue;
-    const allowed = error.keyword === 'const' ? allowedByField.get(field)! : [];
+    // An empty value a form sends for "any" is allowed, but naming it in the list reads as a stray comma.
+    const allowed = error.keyword === 'const' ? allowedByField.get(field)!.filter((v) => v !== '') : [];
     byField.set(field, allowed.length > 1 ? `must be one of: ${allowed.join(', ')}` : describe(error));
   }
   return [...byField].map(([field, message]) => ({ field, message }));

@@ -296,7 +296,7 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     let roleNotice: string;
     try {
       const changed = await users.changeRole(page.actor, id, request.body.role);
-      roleNotice = `${changed.name ?? changed.email} is now ${ROLE_LABELS[changed.role].toLowerCase()}.`;
+      roleNotice = `${changed.name ?? changed.email} is now ${/^[AEIOU]/.test(ROLE_LABELS[changed.role]) ? 'an' : 'a'} ${ROLE_LABELS[changed.role]}.`;
     } catch (error) {
       const err = pageRefusal(reply, error, MEMBER_REFUSALS);
       const listing = await firstPage(page);
@@ -338,6 +338,11 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
           Remove <strong>{user.name ?? user.email}</strong> ({user.email}, {ROLE_LABELS[user.role]}, {STATUS_LABELS[user.status].toLowerCase()}) from{' '}
           {page.viewer.organizationName}?
         </p>
+        {user.id === page.viewer.userId ? (
+          <p class="notice-panel warning">
+            <strong>This is you.</strong> You lose access to {page.viewer.organizationName} at once and are signed out; only another admin or owner can invite you back.
+          </p>
+        ) : null}
         <p>They are signed out at once, and their API keys stop working from the next request on. The e-mail address can be invited again later.</p>
         <ConfirmActions action={`${HERE}/${encodeURIComponent(user.id)}/remove`} csrf={page.csrf} label="Remove member" cancelHref={HERE} />
       </Layout>,
