@@ -1,3 +1,4 @@
+import { cliActor } from '../src/services/actor.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordAttempt } from './helpers/attempts.js';
 import { DashboardClient, tableRows, textOf } from './helpers/dashboard.js';
@@ -63,10 +64,10 @@ describe.each(testDialects())('dashboard: overview (%s)', (dialect) => {
     expect(chartLabels(res.text)).toContain('Requests per day, last 30 days (UTC): 1,204 requests');
     const rows = tableRows(res.text, 'Requests per day');
     expect(rows).toHaveLength(30);
-    expect(rows[0]).toBe('2026-10-24 0');
-    expect(rows[27]).toBe('2026-11-20 1,200');
-    expect(rows[28]).toBe('2026-11-21 0');
-    expect(rows[29]).toBe('2026-11-22 4'); // three reads and the subscription
+    expect(rows[0]).toBe('24 Oct 2026 0');
+    expect(rows[27]).toBe('20 Nov 2026 1,200');
+    expect(rows[28]).toBe('21 Nov 2026 0');
+    expect(rows[29]).toBe('22 Nov 2026 4'); // three reads and the subscription
     // The counts stay.
     expect(textOf(res.text)).toMatch(/Projects 0 Members 1 Webhook subscriptions 1/);
     expect(res.text).not.toMatch(/\sstyle=/);
@@ -93,5 +94,22 @@ describe.each(testDialects())('dashboard: overview (%s)', (dialect) => {
     expect(text).toContain('0 requests in the last 30 days');
     expect(chartLabels(res.text)).toHaveLength(2);
     expect(tableRows(res.text, 'Requests per day').every((r) => r.endsWith(' 0'))).toBe(true);
+    expect(text).toContain('Nothing to do: no open tasks are assigned to you.');
+    expect(res.text).toContain('<a href="/dashboard/projects">Create your first project</a>');
+  });
+
+  it('opens with the person\'s own tasks: how many, how many overdue, and a link to My tasks', async () => {
+    const team = await env.createOrg('Busy');
+    const member = await team.member('member');
+    const actor = cliActor(team.id);
+    const project = await env.container.services.projects.create(actor, { name: 'Launch' });
+    await env.container.services.tasks.create(actor, project.id, { title: 'Late', assignee_id: member.userId, due_at: Date.now() - 3 * 86_400_000 });
+    await env.container.services.tasks.create(actor, project.id, { title: 'Later', assignee_id: member.userId });
+    const browser = await DashboardClient.signedIn(env, team.id, member.userId);
+    const res = await browser.get('/dashboard');
+    expect(textOf(res.text)).toMatch(/Your tasks 2 open tasks assigned to you, 1 overdue ?\. Open My tasks/);
+    expect(res.text).toContain('<a href="/dashboard/tasks">Open My tasks</a>');
+    // A member sees the projects exist: no "first project" prompt.
+    expect(res.text).not.toContain('Create your first project');
   });
 });

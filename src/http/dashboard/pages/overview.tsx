@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../app-deps.js';
+import { countOf } from '../../../lib/text.js';
+import { canChange } from '../../../services/workspace.js';
 import { pageContext, seeOther, sendPage } from '../context.js';
 import { dashboardCookies } from '../cookies.js';
 import { FormBody, pageSchema } from '../schemas.js';
 import type { DailyRequests } from '../../../services/usage-service.js';
 import { BarChart } from '../views/charts.js';
-import { Table, Url } from '../views/components.js';
+import { Day, Table, Url } from '../views/components.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
@@ -38,7 +40,7 @@ function RequestsChart({ days }: { days: readonly DailyRequests[] }) {
           {days.map((d) => (
             <tr>
               <td>
-                <time dateTime={d.day}>{d.day}</time>
+                <Day iso={`${d.day}T00:00:00.000Z`} />
               </td>
               <td>{formatCount(d.count)}</td>
             </tr>
@@ -75,31 +77,64 @@ export const overviewPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
 
   app.get('/', { schema: pageSchema() }, async (request, reply) => {
     const page = pageContext(request);
-    const [counts, health, requests, unhealthy] = await Promise.all([
+    const [counts, health, requests, unhealthy, mine] = await Promise.all([
       services.organizations.overview(page.actor),
       services.deliveryStats.hourly(page.actor),
       services.usage.dailyRequests(page.actor),
       services.webhooks.unhealthy(page.actor),
+      services.tasks.listMine(page.actor),
     ]);
+    const now = Date.now();
+    const overdue = mine.filter((t) => t.due_at !== null && Date.parse(t.due_at) < now).length;
     return sendPage(
       reply,
       <Layout title="Overview" viewer={page.viewer} csrf={page.csrf} current="/dashboard">
+        {/* A person's own work first (the review's member opened the overview and found only operations). */}
+        <section aria-labelledby="my-work-title">
+          <h2 id="my-work-title">Your tasks</h2>
+          {mine.length === 0 ? (
+            <p>Nothing to do: no open tasks are assigned to you.</p>
+          ) : (
+            <p>
+              {`${countOf(mine.length, 'open task')} assigned to you`}
+              {overdue > 0 ? (
+                <>
+                  {', '}
+                  <strong class="overdue">{`${overdue} overdue`}</strong>
+                </>
+              ) : null}
+              {'. '}
+              <a href="/dashboard/tasks">Open My tasks</a>
+            </p>
+          )}
+        </section>
         <section aria-labelledby="counts-title">
           <h2 id="counts-title">Your workspace</h2>
           <dl class="stats">
             <div>
-              <dt>Projects</dt>
+              <dt>
+                <a href="/dashboard/projects">Projects</a>
+              </dt>
               <dd>{counts.projects}</dd>
             </div>
             <div>
-              <dt>Members</dt>
+              <dt>
+                <a href="/dashboard/members">Members</a>
+              </dt>
               <dd>{counts.members}</dd>
             </div>
             <div>
-              <dt>Webhook subscriptions</dt>
+              <dt>
+                <a href="/dashboard/webhooks">Webhook subscriptions</a>
+              </dt>
               <dd>{counts.webhooks}</dd>
             </div>
           </dl>
+          {counts.projects === 0 && canChange(page.actor, 'projects', 'create') ? (
+            <p>
+              No projects yet. <a href="/dashboard/projects">Create your first project</a>.
+            </p>
+          ) : null}
         </section>
         <section aria-labelledby="health-title">
           <h2 id="health-title">Webhook health (last 24 hours)</h2>

@@ -189,7 +189,6 @@ function WorkflowView({ page, project, workflow, options, runs, activeRun, curso
         </div>
       ) : null}
       <StepsTable workflow={workflow} members={members} csrf={page.csrf} canWrite={canWrite} />
-      {canWrite ? <AddStepSection workflow={workflow} options={options} values={stepForm} errors={problems} csrf={page.csrf} maxSteps={maxSteps} /> : null}
       <section aria-labelledby="runs-title">
         <h2 id="runs-title">Runs</h2>
         <p class="hint">Each run works on a copy of the steps as they were when it started; editing the workflow never changes a run.</p>
@@ -201,6 +200,8 @@ function WorkflowView({ page, project, workflow, options, runs, activeRun, curso
           </nav>
         ) : null}
       </section>
+      {/* The runs first: what people come back for; the tall step form after them. */}
+      {canWrite ? <AddStepSection workflow={workflow} options={options} values={stepForm} errors={problems} csrf={page.csrf} maxSteps={maxSteps} /> : null}
       {canWrite ? (
         <Disclosure summary="Edit workflow" open={Boolean(workflowForm)}>
           <form method="post" action={here}>
