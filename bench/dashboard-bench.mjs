@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A/B of the dashboard's pages. Each measurement is a child process that loads ONE build (on its own seeded
 // SQLite database: 40 members with 10 invited, 30 projects, a workflow with 3 steps and a finished run, 200 audit
-// rows), signs in a session, warms one page, and times `app.inject` GETs of it (µs of CPU per page view).
+// rows, 12 open tasks of the owner's, a subscription and an export), signs in a session, warms one page, and
+// times `app.inject` GETs of it (µs of CPU per page view).
 // Children of the two builds alternate, so machine noise hits both; medians over the rounds are compared.
 // One build and one page per process: two builds in one process share node_modules, and the second one loaded
 // ran up to 2x slower whichever it was (V8 sees two sets of callers at the same library call sites); several
@@ -49,6 +50,13 @@ async function load(root, label) {
   });
   const run = await services.workflows.startRun(actor, workflow.id);
   for (let i = 0; i < 200; i++) await services.projects.update(actor, projectId, { description: `Edit ${i}` });
+  // Issue 34's pages: the owner's open tasks (some overdue), a subscription, an export.
+  for (let i = 0; i < 12; i++) {
+    const task = await services.tasks.create(actor, projectId, { title: `Task ${i}`, due_at: i % 3 ? Date.now() + (i - 4) * 86_400_000 : undefined });
+    await services.tasks.assign(actor, task.id, created.owner.id);
+  }
+  await services.webhooks.create(actor, { url: 'https://hooks.ab.example/webhooks/workspace', events: ['project.created', 'task.assigned'] });
+  await services.exports.request(actor);
   const owner = await store.repos.users.findById(orgId, created.owner.id);
   const context = { source: 'dashboard', ip: '127.0.0.1', userAgent: 'bench', requestId: null };
   // The method argument is new in issue 32; an older build ignores it.
@@ -64,6 +72,11 @@ async function load(root, label) {
     members: signedIn('/dashboard/members'),
     'audit log': signedIn('/dashboard/audit-log'),
     account: signedIn('/dashboard/account'),
+    'my tasks': signedIn('/dashboard/tasks'),
+    'api keys': signedIn('/dashboard/api-keys'),
+    webhooks: signedIn('/dashboard/webhooks'),
+    export: signedIn('/dashboard/export'),
+    billing: signedIn('/dashboard/billing'),
     'sign-in': { url: '/dashboard/login', headers: {} },
   };
   if (services.accountSecurity) {
@@ -118,7 +131,7 @@ const median = (values) => {
 
 const ms = Number(msText);
 const SIGN_IN = 'sign-in POST (no second factor)';
-const PAGES = ['overview', 'projects', 'project', 'workflow', 'run', 'members', 'audit log', 'account', 'sign-in', 'security', 'org security settings', 'two-step', SIGN_IN];
+const PAGES = ['overview', 'projects', 'project', 'workflow', 'run', 'members', 'audit log', 'account', 'my tasks', 'api keys', 'webhooks', 'export', 'billing', 'sign-in', 'security', 'org security settings', 'two-step', SIGN_IN];
 
 if (single) {
   // A child: one build, every page once for `ms`, then the sign-in; µs per view as JSON on stdout.
