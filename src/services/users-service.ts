@@ -81,6 +81,16 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
       return new Map(rows.map((u) => [u.id, u.name ?? u.email]));
     },
 
+    /** Names for e-mails a record kept as its label (a bulk replay's requester); a removed person keeps the e-mail. */
+    async namesByEmail(orgId: string, emails: readonly string[]): Promise<Map<string, string>> {
+      const names = new Map<string, string>();
+      for (const email of new Set(emails)) {
+        const user = await store.repos.users.findByEmail(orgId, normalizeEmail(email));
+        if (user?.name) names.set(email, user.name);
+      }
+      return names;
+    },
+
     /** How many active owners the organisation has: what the last-owner rule counts. */
     async activeOwnerCount(orgId: string): Promise<number> {
       return store.repos.users.countActiveOwners(orgId);

@@ -133,7 +133,9 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
       services.deliveryStats.hourly(page.actor, { webhookId }),
       canReplay ? services.replayJobs.listRecent(page.actor, webhookId) : Promise.resolve([]),
     ]);
-    const view = { page, config, webhook, health, jobs, text, cursor };
+    // A bulk replay keeps its requester's e-mail; people read names (a handful of jobs: one lookup each).
+    const requesters = await services.users.namesByEmail(page.actor.orgId, jobs.map((j) => j.requested_by));
+    const view = { page, config, webhook, health, jobs, requesters, text, cursor };
     try {
       const list = await services.deliveries.list(page.actor, webhookId, { limit: PAGE_SIZE, cursor, filter: toFilter(text) });
       return sendPage(reply, <SubscriptionView {...view} list={list} />);
@@ -223,6 +225,8 @@ interface SubscriptionViewProps {
   webhook: Webhook;
   health: DeliveryHealth;
   jobs: readonly ReplayJob[];
+  /** Requesters of the jobs by name, keyed by the e-mail the job kept. */
+  requesters: ReadonlyMap<string, string>;
   text: FilterText;
   cursor?: string | undefined;
   /** Absent when the filter was refused: the page then shows the form and its problems instead of the table. */
@@ -230,7 +234,7 @@ interface SubscriptionViewProps {
   errors?: FormError[];
 }
 
-function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, list, errors: problems }: SubscriptionViewProps) {
+function SubscriptionView({ page, config, webhook, health, jobs, requesters, text, cursor, list, errors: problems }: SubscriptionViewProps) {
   const canReplay = canChange(page.actor, 'webhooks', 'create');
   const canDelete = can(page.actor, 'webhooks', 'delete');
   const mayChange = canChange(page.actor, 'webhooks', 'update');
@@ -303,7 +307,7 @@ function SubscriptionView({ page, config, webhook, health, jobs, text, cursor, l
       {canReplay ? (
         <section aria-labelledby="bulk-title">
           <h2 id="bulk-title">Bulk replays</h2>
-          <BulkReplays jobs={jobs} />
+          <BulkReplays jobs={jobs} requesters={requesters} />
         </section>
       ) : null}
     </Layout>

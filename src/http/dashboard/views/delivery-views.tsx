@@ -171,7 +171,7 @@ export function jobProgress(job: ReplayJob): string {
 }
 
 /** The section "Bulk replays": a subscription's latest replays of failed deliveries and how far they got. */
-export function BulkReplays({ jobs }: { jobs: readonly ReplayJob[] }) {
+export function BulkReplays({ jobs, requesters }: { jobs: readonly ReplayJob[]; requesters: ReadonlyMap<string, string> }) {
   return (
     <Table caption="Latest bulk replays" headers={['Requested', 'Requested by', 'Failed since', 'Progress']} empty="No bulk replays yet.">
       {jobs.map((job) => (
@@ -179,7 +179,7 @@ export function BulkReplays({ jobs }: { jobs: readonly ReplayJob[] }) {
           <td>
             <Time iso={job.created_at} />
           </td>
-          <td>{job.requested_by}</td>
+          <td>{job.requested_by === 'cli' ? 'Command line' : (requesters.get(job.requested_by) ?? job.requested_by)}</td>
           <td>
             <Time iso={job.since} />
           </td>
