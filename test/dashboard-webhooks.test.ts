@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatUtc } from '../src/lib/time.js';
 import { cliActor } from '../src/services/actor.js';
 import { EVENT_TYPES } from '../src/services/events.js';
 import { recordAttempt } from './helpers/attempts.js';
@@ -92,6 +93,21 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
     expect(id).toBeDefined();
     return { secret: textOf(secret!), id: id!, res };
   }
+
+  it('a failing subscription says the day the service will disable it, in the page\'s format', async () => {
+    const hook = await env.container.services.webhooks.create(cliActor(org.id), { url: 'https://failing.hooks.example/x', events: ['project.created'] });
+    const since = Date.UTC(2026, 10, 20, 8, 0);
+    await db().updateTable('webhooks').set({ failing_since: since }).where('id', '=', hook.id).execute();
+    const browser = await browserFor(admin.userId);
+    const page = await browser.get(`/dashboard/webhooks/${hook.id}`);
+    const disableAfter = env.config.webhookDisableAfterMs;
+    const expected =
+      disableAfter === null
+        ? 'The service never disables it by itself.'
+        : `Without a successful delivery first, the service disables the subscription on ${formatUtc(since + disableAfter)} .`;
+    expect(textOf(page.text)).toContain(expected);
+    await env.container.services.webhooks.remove(cliActor(org.id), hook.id);
+  });
 
   describe('the list', () => {
     it('shows every role the table; only admins and owners get the form, with its exact names', async () => {

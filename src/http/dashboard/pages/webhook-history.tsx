@@ -254,7 +254,7 @@ function SubscriptionView({ page, config, webhook, health, jobs, requesters, tex
         <SubscriptionStatus webhook={webhook} /> · Created <Time iso={webhook.created_at} /> · <a href={WEBHOOKS}>All subscriptions</a>
       </p>
       <p>{deliveryControlInWords(webhook)}</p>
-      <HealthNotice page={page} webhook={webhook} canChange={mayChange} />
+      <HealthNotice page={page} webhook={webhook} canChange={mayChange} disableAfterMs={config.webhookDisableAfterMs} />
       {canReplay || canDelete ? (
         <div class="actions page-actions">
           {mayChange ? (
@@ -315,7 +315,7 @@ function SubscriptionView({ page, config, webhook, health, jobs, requesters, tex
 }
 
 /** A disabled subscription says since when and why, with "Enable subscription"; a failing one says since when. */
-function HealthNotice({ page, webhook, canChange }: { page: PageContext; webhook: Webhook; canChange: boolean }) {
+function HealthNotice({ page, webhook, canChange, disableAfterMs }: { page: PageContext; webhook: Webhook; canChange: boolean; disableAfterMs: number | null }) {
   if (webhook.status === 'disabled') {
     return (
       <section class="notice-panel warning" aria-labelledby="disabled-title">
@@ -337,8 +337,16 @@ function HealthNotice({ page, webhook, canChange }: { page: PageContext; webhook
       <section class="notice-panel warning" aria-labelledby="failing-title">
         <h2 id="failing-title">Deliveries are failing</h2>
         <p>
-          Every attempt to this endpoint has failed since <Time iso={webhook.failing_since} />. The history below shows each response or error; after
-          too long without a success the service disables the subscription.
+          Every attempt to this endpoint has failed since <Time iso={webhook.failing_since} />. The history below shows each response or error.{' '}
+          {/* As Stripe says it: the day it happens, not only that it will (review 4, A10). */}
+          {disableAfterMs === null ? (
+            'The service never disables it by itself.'
+          ) : (
+            <>
+              Without a successful delivery first, the service disables the subscription on{' '}
+              <Time iso={new Date(Date.parse(webhook.failing_since) + disableAfterMs).toISOString()} absolute />.
+            </>
+          )}
         </p>
       </section>
     );
