@@ -336,7 +336,7 @@ function DeleteProjectView({ page, project, typed, error }: { page: PageContext;
           label="Project name"
           value={typed}
           error={errorFor(problems, 'confirm-name')}
-          hint="Type the project's name to confirm."
+          hint={`Type the project's name to confirm: ${project.name}`}
           autocomplete="off"
           required
         />
