@@ -230,7 +230,7 @@ describe.each(testDialects())('dashboard audit log (%s)', (dialect) => {
 
     const byAdmin = await rowsFor({ actor: adminEmail.split('@')[0]!.toUpperCase() });
     expect(summary(byAdmin)).toEqual(['project.created Late']);
-    expect(byAdmin[0]!.actor).toMatch(/^admin \d+ with the API key “wsk_\w+…”$/);
+    expect(byAdmin[0]!.actor).toMatch(/^admin \d+ with the API key “wsk_[^”]+…”$/);
     expect(summary(await rowsFor({ target: late }))).toEqual(['project.updated Late', 'project.created Late']);
 
     const middle = localValue(t0 + HOUR_MS);

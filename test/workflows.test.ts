@@ -325,8 +325,8 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
         { action: 'task.completed', ...user(approver), target_type: 'task', target_id: shipId },
         { action: 'workflow_run.completed', ...system, target_type: 'workflow_run', target_id: run.id },
       ]);
-      expect(rows[1]!.changes).toEqual({ workflow_id: { old: null, new: workflow.id }, workflow_version: { old: null, new: 1 } });
-      expect(rows[3]!.changes).toEqual({ assignee_id: { old: null, new: doer.userId } });
+      expect(rows[1]!.changes).toEqual({ workflow_id: { old: null, new: workflow.id, new_label: workflow.name }, workflow_version: { old: null, new: 1 } });
+      expect(rows[3]!.changes).toEqual({ assignee_id: { old: null, new: doer.userId, new_label: await nameIn(doer) } });
       expect(rows[8]!.changes).toEqual({ status: { old: 'running', new: 'completed' } });
     });
   });
