@@ -11,6 +11,8 @@ export interface MemberOption {
 }
 
 const PAGE_SIZE = 100;
+/** One collator for every sort: `localeCompare` with options builds one per comparison (measured: 8% of the workflow page). */
+const BY_NAME = new Intl.Collator('en', { sensitivity: 'base' });
 /**
  * A select is no place for more people than this: past it the list is cut (newest members kept) rather
  * than the page made slow by an unbounded walk.
@@ -37,7 +39,7 @@ export async function memberOptions(services: Pick<Services, 'users'>, actor: Ac
   const counts = new Map<string, number>();
   for (const o of kept) counts.set(o.name, (counts.get(o.name) ?? 0) + 1);
   for (const o of kept) if ((counts.get(o.name) ?? 0) > 1 && o.name !== o.email) o.label = `${o.label} <${o.email}>`;
-  return kept.sort((a, b) => a.label.localeCompare(b.label, 'en', { sensitivity: 'base' }));
+  return kept.sort((a, b) => BY_NAME.compare(a.label, b.label));
 }
 
 /** id → short name, for tables that show who a task waits for. */

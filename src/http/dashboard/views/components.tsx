@@ -1,4 +1,4 @@
-import { cloneElement, isValidElement, toChildArray, type ComponentChild, type ComponentChildren } from 'preact';
+import { isValidElement, type ComponentChildren } from 'preact';
 import { countOf } from '../../../lib/text.js';
 import { DAY_MS, formatDay, formatUtc, relativeTime } from '../../../lib/time.js';
 import { currentFormOrigin } from '../render.js';
@@ -214,19 +214,28 @@ export function Disclosure({ summary, open, children }: { summary: string; open?
 
 /**
  * On a phone a row is a card (dashboard.css): each cell shows its column's name, from `data-label`. The cells
- * are labelled here, once for every table, so no page writes a label twice.
+ * are labelled here, once for every table, so no page writes a label twice. The row's vnodes were made for this
+ * render alone, so their props are labelled in place: cloning every cell cost the projects page half again.
  */
-function labelCells(row: ComponentChild, headers: readonly string[]): ComponentChild {
-  if (!isValidElement(row) || row.type !== 'tr') return row;
-  let column = 0;
-  const cells = toChildArray((row.props as { children?: ComponentChildren }).children).map((cell) => {
-    if (!isValidElement(cell) || (cell.type !== 'td' && cell.type !== 'th')) return cell;
-    const props = cell.props as { colSpan?: number };
-    const label = headers[column];
-    column += props.colSpan ?? 1;
-    return label ? cloneElement(cell, { 'data-label': label }) : cell;
-  });
-  return cloneElement(row, {}, cells);
+function labelCells(rows: ComponentChildren, headers: readonly string[]): void {
+  if (Array.isArray(rows)) {
+    for (const row of rows) labelCells(row as ComponentChildren, headers);
+    return;
+  }
+  if (!isValidElement(rows) || rows.type !== 'tr') return;
+  labelRow((rows.props as { children?: ComponentChildren }).children, headers, { column: 0 });
+}
+
+function labelRow(cells: ComponentChildren, headers: readonly string[], at: { column: number }): void {
+  if (Array.isArray(cells)) {
+    for (const cell of cells) labelRow(cell as ComponentChildren, headers, at);
+    return;
+  }
+  if (!isValidElement(cells) || (cells.type !== 'td' && cells.type !== 'th')) return;
+  const props = cells.props as { colSpan?: number; 'data-label'?: string };
+  const label = headers[at.column];
+  at.column += props.colSpan ?? 1;
+  if (label && props['data-label'] === undefined) props['data-label'] = label;
 }
 
 /**
@@ -235,7 +244,7 @@ function labelCells(row: ComponentChild, headers: readonly string[]): ComponentC
  */
 export function Table({ caption, headers, children, empty, captionHidden }: { caption: string; headers: readonly string[]; children?: ComponentChildren; empty?: string; captionHidden?: boolean }) {
   const rows = Array.isArray(children) ? children.length : children ? 1 : 0;
-  const body = rows === 0 ? null : toChildArray(children).map((row) => labelCells(row, headers));
+  if (rows > 0) labelCells(children, headers);
   return (
     <div class="table-wrap">
       <table>
@@ -255,7 +264,7 @@ export function Table({ caption, headers, children, empty, captionHidden }: { ca
               </td>
             </tr>
           ) : (
-            body
+            children
           )}
         </tbody>
       </table>
@@ -320,14 +329,14 @@ export function Day({ iso }: { iso: string }) {
   return <time dateTime={iso}>{formatDay(Date.parse(iso))}</time>;
 }
 
+/** Text cut into pieces a line may break between (`<wbr>`), and nowhere else unless a piece alone is too wide. */
+function Breakable({ parts }: { parts: readonly string[] }) {
+  return <>{parts.map((part, i) => (i === 0 ? part : [<wbr />, part]))}</>;
+}
+
 /** An e-mail address that may wrap only before its "@" or after a dot, never inside a word. */
 export function Email({ address }: { address: string }) {
-  const parts = address.split(/(?=@)|(?<=\.)/);
-  return (
-    <>
-      {parts.map((part, i) => (i === 0 ? part : [<wbr />, part]))}
-    </>
-  );
+  return <Breakable parts={address.split(/(?=@)|(?<=\.)/)} />;
 }
 
 /**
@@ -335,12 +344,7 @@ export function Email({ address }: { address: string }) {
  * before a dot, `?`, `&` or `=`; the stylesheet breaks a segment itself only when it alone is wider than the line.
  */
 export function Url({ href }: { href: string }) {
-  const parts = href.split(/(?<=\/)(?!\/)|(?=[.?&=])/);
-  return (
-    <>
-      {parts.map((part, i) => (i === 0 ? part : [<wbr />, part]))}
-    </>
-  );
+  return <Breakable parts={href.split(/(?<=\/)(?!\/)|(?=[.?&=])/)} />;
 }
 
 /** A labelled multi-line text field. */
