@@ -9,7 +9,8 @@
 // pages in one process moved each other's figures by up to 30% in either direction. Pages only the candidate
 // has (issue 32's sign-in security pages) are timed on it alone. Last, the sign-in itself (the form's POST for a
 // user without a second factor: one scrypt, a session row, an audit row).
-//   node bench/dashboard-bench.mjs <base-root> <candidate-root> [rounds=4] [ms=500]   (about 6 minutes)
+//   node bench/dashboard-bench.mjs <base-root> <candidate-root> [rounds=4] [ms=500]   (about 8 minutes)
+//   BENCH_PAGES='overview,audit log' node bench/dashboard-bench.mjs …   (those pages only)
 // A root is a checkout with dist/ built (e.g. `git archive <commit> | tar -x -C /tmp/base`, node_modules linked,
 // `npx tsc -p tsconfig.build.json`).
 import { execFileSync } from 'node:child_process';
@@ -158,9 +159,11 @@ const script = new URL(import.meta.url).pathname;
 const child = (root, page) =>
   JSON.parse(execFileSync(process.execPath, [script, '--single', root, '1', String(ms)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_PAGE: page } }));
 const times = { base: {}, candidate: {} };
+// BENCH_PAGES=overview,audit log: only those pages (more rounds for a noisy one in the same time).
+const chosen = process.env.BENCH_PAGES ? process.env.BENCH_PAGES.split(',') : PAGES;
 const rounds = Number(roundsText);
 for (let i = 0; i < rounds; i++) {
-  for (const page of PAGES) {
+  for (const page of chosen) {
     const order = i % 2 ? [['candidate', candRoot], ['base', baseRoot]] : [['base', baseRoot], ['candidate', candRoot]];
     for (const [label, root] of order) {
       for (const [name, us] of Object.entries(child(root, page))) (times[label][name] ??= []).push(us);

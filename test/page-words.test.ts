@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fieldMessage } from '../src/http/dashboard/form-validation.js';
 import { countOf, formatBytes, sentence } from '../src/lib/text.js';
-import { formatDay, formatUtc, relativeTime } from '../src/lib/time.js';
+import { formatDay, formatIsoDay, formatUtc, relativeTime } from '../src/lib/time.js';
 import { openForToken, sealForToken } from '../src/lib/token-seal.js';
 
 /** The words and times the dashboard shows (issue 23), and the seal of its one-time slot. */
@@ -12,6 +12,8 @@ describe('what a page says', () => {
     expect(formatUtc(at)).toBe('25 Nov 2026, 13:44 UTC');
     expect(formatUtc(at, { seconds: true })).toBe('25 Nov 2026, 13:44:05 UTC');
     expect(formatDay(Date.UTC(2026, 0, 1, 23, 59))).toBe('1 Jan 2026');
+    expect(formatIsoDay('2026-01-01')).toBe('1 Jan 2026');
+    expect(formatUtc(Date.UTC(2031, 11, 31, 23, 59, 59, 999), { seconds: true })).toBe('31 Dec 2031, 23:59:59 UTC');
   });
 
   it('says recent times relatively within a day, both ways, and nothing beyond', () => {

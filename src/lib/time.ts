@@ -71,10 +71,18 @@ export function formatDay(ms: EpochMs): string {
   return `${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${at.getUTCFullYear()}`;
 }
 
-/** The one format of every time a person reads (DASHBOARD 1): "25 Nov 2026, 13:44 UTC"; seconds on request. */
+/** "25 Nov 2026" for an ISO day ("2026-11-25"), without a Date: the overview's 30 days of requests. */
+export function formatIsoDay(day: string): string {
+  return `${Number(day.slice(8, 10))} ${MONTHS[Number(day.slice(5, 7)) - 1]} ${day.slice(0, 4)}`;
+}
+
+/**
+ * The one format of every time a person reads (DASHBOARD 1): "25 Nov 2026, 13:44 UTC"; seconds on request.
+ * Built from `toIso` (its day part cached), as pages format hundreds of times over a few days.
+ */
 export function formatUtc(ms: EpochMs, options: { seconds?: boolean } = {}): string {
-  const iso = new Date(ms).toISOString();
-  return `${formatDay(ms)}, ${iso.slice(11, options.seconds ? 19 : 16)} UTC`;
+  const iso = toIso(ms);
+  return `${formatIsoDay(iso)}, ${iso.slice(11, options.seconds ? 19 : 16)} UTC`;
 }
 
 /**

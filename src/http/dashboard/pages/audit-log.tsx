@@ -1,3 +1,4 @@
+import type { ComponentChild } from 'preact';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DomainError, errors, type ErrorDetail } from '../../../errors.js';
@@ -225,6 +226,18 @@ const VERB_WORDS: Record<string, string> = { mfa_enabled: 'turned on two-step ve
 
 /** "project.created" → "Project created"; "api_key.revoked" → "API key revoked". The code stays beside it, for the filter. */
 export function actionWords(action: string): string {
+  let words = ACTION_WORDS.get(action);
+  if (words === undefined) {
+    words = spellAction(action);
+    // Actions are a fixed list, but a filter's prefix is typed: keep the cache bounded.
+    if (ACTION_WORDS.size < 500) ACTION_WORDS.set(action, words);
+  }
+  return words;
+}
+
+const ACTION_WORDS = new Map<string, string>();
+
+function spellAction(action: string): string {
   const dot = action.indexOf('.');
   const subject = action.slice(0, dot);
   const verb = action.slice(dot + 1);
@@ -257,28 +270,37 @@ function TargetCell({ target, names }: { target: AuditEntryView['target']; names
 
 /** "assignee_id" → "Assignee", "due_at" → "Due", "two_step_required" → "Two step required". */
 function fieldWords(field: string): string {
-  if (field === 'url') return 'URL';
-  const words = field.replace(/_(id|at)$/, '').replaceAll('_', ' ');
-  return words.charAt(0).toUpperCase() + words.slice(1);
+  let words = FIELD_WORDS.get(field);
+  if (words === undefined) {
+    const spaced = field === 'url' ? 'URL' : field.replace(/_(id|at)$/, '').replaceAll('_', ' ');
+    words = spaced.charAt(0).toUpperCase() + spaced.slice(1);
+    if (FIELD_WORDS.size < 500) FIELD_WORDS.set(field, words);
+  }
+  return words;
 }
+
+const FIELD_WORDS = new Map<string, string>();
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** A stored value as people read it: a name where the row kept one, times in the page's format, words for empties. */
-function Value({ value, label }: { value: unknown; label: string | undefined }) {
-  if (label !== undefined) return <>{label}</>;
-  if (value === null || value === undefined) return <>none</>;
-  if (typeof value === 'boolean') return <>{value ? 'yes' : 'no'}</>;
-  if (typeof value === 'number') return <>{value.toLocaleString('en-GB')}</>;
+// A plain function, not a component: two per change, fifty rows a page.
+function shownValue(value: unknown, label: string | undefined): ComponentChild {
+  if (label !== undefined) return label;
+  if (value === null || value === undefined) return 'none';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'number') return value.toLocaleString('en-GB');
   if (typeof value === 'string') {
-    if (ISO_TIME.test(value)) return <Time iso={value} absolute />;
+    if (ISO_TIME.test(value)) return formatUtc(Date.parse(value));
     // An id whose thing was already gone when the row was written: shown as the identifier it is.
-    if (/^[a-z]+_[a-z0-9]{8,}$/.test(value)) return <code>{value}</code>;
-    return <>{value}</>;
+    if (ID_VALUE.test(value)) return <code>{value}</code>;
+    return value;
   }
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return <>{value.join(', ')}</>;
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(', ');
   return <code>{JSON.stringify(value)}</code>;
 }
+
+const ID_VALUE = /^[a-z]+_[a-z0-9]{8,}$/;
 
 function ChangesCell({ changes }: { changes: AuditEntryView['changes'] }) {
   if (!changes) return <span class="muted">none</span>;
@@ -290,15 +312,11 @@ function ChangesCell({ changes }: { changes: AuditEntryView['changes'] }) {
           {/* Nothing before (a creation, a first sign-in method): only what was set. */}
           {change.old === null && change.old_label === undefined ? null : (
             <>
-              <span class="change-old">
-                <Value value={change.old} label={change.old_label} />
-              </span>{' '}
+              <span class="change-old">{shownValue(change.old, change.old_label)}</span>{' '}
               →{' '}
             </>
           )}
-          <span class="change-new">
-            <Value value={change.new} label={change.new_label} />
-          </span>
+          <span class="change-new">{shownValue(change.new, change.new_label)}</span>
         </li>
       ))}
     </ul>
@@ -309,7 +327,7 @@ function RequestDetails({ entry }: { entry: AuditEntryView }) {
   return (
     <details class="audit-details">
       <summary>
-        More<span class="visually-hidden"> about {actionWords(entry.action)} at {formatUtc(Date.parse(entry.occurred_at), { seconds: true })}</span>
+        More<span class="visually-hidden"> about {actionWords(entry.action)} at {formatUtc(Date.parse(entry.occurred_at))}</span>
       </summary>
       <dl>
         <dt>Action code</dt>

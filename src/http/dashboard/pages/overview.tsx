@@ -7,7 +7,8 @@ import { dashboardCookies } from '../cookies.js';
 import { FormBody, pageSchema } from '../schemas.js';
 import type { DailyRequests } from '../../../services/usage-service.js';
 import { BarChart } from '../views/charts.js';
-import { Day, Table, Url } from '../views/components.js';
+import { Table, Url } from '../views/components.js';
+import { formatIsoDay } from '../../../lib/time.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
@@ -40,7 +41,7 @@ function RequestsChart({ days }: { days: readonly DailyRequests[] }) {
           {days.map((d) => (
             <tr>
               <td>
-                <Day iso={`${d.day}T00:00:00.000Z`} />
+                <time dateTime={d.day}>{formatIsoDay(d.day)}</time>
               </td>
               <td>{formatCount(d.count)}</td>
             </tr>

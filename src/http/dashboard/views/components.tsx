@@ -284,7 +284,7 @@ export function Time({ iso, seconds, absolute, never = 'never' }: { iso: string 
   const relative = absolute ? null : relativeTime(ms, Date.now());
   const time = (
     <time dateTime={iso} title={exact}>
-      {formatUtc(ms, { seconds })}
+      {seconds ? exact : `${exact.slice(0, -7)} UTC`}
     </time>
   );
   // Both on the page (DASHBOARD 1): the exact time, and how long ago under it; a hover title is no help on a phone.
