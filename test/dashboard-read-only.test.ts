@@ -196,6 +196,14 @@ describe.each(testDialects())('dashboard while read-only (%s)', (dialect) => {
     expect(bannerOf(missing.text)).toEqual(expectedBanner());
   });
 
+  it('a run of the read-only workspace says it is paused and promises no progress', async () => {
+    const res = await owner.get(`/dashboard/runs/${w.runId}`);
+    expect(res.status).toBe(200);
+    expect(textOf(res.text)).toContain('Status Paused while the workspace is read-only');
+    expect(res.text).not.toContain('data-progress-url');
+    expect(textOf(res.text)).not.toContain('This page updates by itself');
+  });
+
   it('every form that changes something answers 403 with the refusal listed at the top, and nothing changes', async () => {
     const before = await orgSnapshot(env.container, w.org.id);
     for (const step of REFUSED_STEPS) {
