@@ -118,8 +118,13 @@ async function nameOf(repos: Repositories, orgId: string, value: unknown): Promi
   }
 }
 
-/** The changes with the names of what their ids point to; only rows that hold an id cost a lookup. */
+/**
+ * The changes with the names of what their ids point to. Most rows hold no id (a project's name and status), so
+ * they are checked first and returned as they are, without a lookup or a copy: this runs on every audited write.
+ */
 async function withNames(repos: Repositories, orgId: string, changes: AuditChanges): Promise<AuditChanges> {
+  const isReference = (value: unknown) => typeof value === 'string' && REFERENCE.test(value);
+  if (!Object.values(changes).some((c) => isReference(c.old) || isReference(c.new))) return changes;
   const named: AuditChanges = {};
   for (const [field, change] of Object.entries(changes)) {
     const [oldName, newName] = await Promise.all([nameOf(repos, orgId, change.old), nameOf(repos, orgId, change.new)]);
