@@ -103,7 +103,7 @@ describe.each(testDialects())('dashboard: overview (%s)', (dialect) => {
     const member = await team.member('member');
     const actor = cliActor(team.id);
     const project = await env.container.services.projects.create(actor, { name: 'Launch' });
-    await env.container.services.tasks.create(actor, project.id, { title: 'Late', assignee_id: member.userId, due_at: Date.now() - 3 * 86_400_000 });
+    await env.container.services.tasks.create(actor, project.id, { title: 'Late', assignee_id: member.userId, due_at: clock.now() - 3 * 86_400_000 });
     await env.container.services.tasks.create(actor, project.id, { title: 'Later', assignee_id: member.userId });
     const browser = await DashboardClient.signedIn(env, team.id, member.userId);
     const res = await browser.get('/dashboard');

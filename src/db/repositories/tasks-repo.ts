@@ -56,6 +56,18 @@ export function tasksRepository(ctx: RepoContext) {
         .execute();
     },
 
+    /** How many open tasks a user has, and how many of them are past due (the overview's "Your tasks"). */
+    async countOpenForAssignee(orgId: string, userId: string, now: number): Promise<{ open: number; overdue: number }> {
+      const row = await db
+        .selectFrom('tasks')
+        .select((eb) => [eb.fn.countAll<number | string>().as('open'), eb.fn.sum<number | string | null>(sql`CASE WHEN due_at < ${now} THEN 1 ELSE 0 END`).as('overdue')])
+        .where('org_id', '=', orgId)
+        .where('assignee_id', '=', userId)
+        .where('status', '=', 'open')
+        .executeTakeFirstOrThrow();
+      return { open: Number(row.open), overdue: Number(row.overdue ?? 0) };
+    },
+
     /**
      * A user's open tasks as My tasks lists them (DASHBOARD 1): by due date, so overdue ones come first, then
      * those without one; oldest first within each (tasks_assignee_idx finds them; a person's open tasks are few).

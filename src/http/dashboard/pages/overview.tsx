@@ -83,21 +83,20 @@ export const overviewPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
       services.deliveryStats.hourly(page.actor),
       services.usage.dailyRequests(page.actor),
       services.webhooks.unhealthy(page.actor),
-      services.tasks.listMine(page.actor),
+      services.tasks.countMine(page.actor),
     ]);
-    const now = Date.now();
-    const overdue = mine.filter((t) => t.due_at !== null && Date.parse(t.due_at) < now).length;
+    const overdue = mine.overdue;
     return sendPage(
       reply,
       <Layout title="Overview" viewer={page.viewer} csrf={page.csrf} current="/dashboard">
         {/* A person's own work first (the review's member opened the overview and found only operations). */}
         <section aria-labelledby="my-work-title">
           <h2 id="my-work-title">Your tasks</h2>
-          {mine.length === 0 ? (
+          {mine.open === 0 ? (
             <p>Nothing to do: no open tasks are assigned to you.</p>
           ) : (
             <p>
-              {`${countOf(mine.length, 'open task')} assigned to you`}
+              {`${countOf(mine.open, 'open task')} assigned to you`}
               {overdue > 0 ? (
                 <>
                   {', '}
