@@ -151,8 +151,8 @@ describe.skipIf(SKIP)('every page on a phone and at 1280, for every role (sqlite
   /** Visits every kind of page the person can reach by links, checking each at the given size. */
   async function walk(email: string | null, size: { width: number; height: number }, label: string): Promise<string[]> {
     const phone = size.width < 600;
-    const page = await chrome.newPage();
-    await page.setViewportSize(size);
+    // A phone is a mobile browser with touch, not only a narrow window.
+    const page = await chrome.newPage(phone ? { viewport: size, isMobile: true, hasTouch: true } : { viewport: size });
     if (email) await signInThroughForm(page, baseUrl, email, PASSWORD);
     const start = email ? ['/dashboard', ...richest, '/dashboard/account/security/totp'] : ['/dashboard/login', '/dashboard/forgot-password', '/dashboard/login/sso', '/dashboard/no-such-page'];
     const queue = [...start];
@@ -210,8 +210,7 @@ describe.skipIf(SKIP)('every page on a phone and at 1280, for every role (sqlite
   }, 60_000);
 
   it('on a phone the navigation folds behind "Menu", which opens without a script', async () => {
-    const page = await chrome.newPage({ javaScriptEnabled: false });
-    await page.setViewportSize(PHONE);
+    const page = await chrome.newPage({ javaScriptEnabled: false, viewport: PHONE, hasTouch: true });
     await signInThroughForm(page, baseUrl, people.member, PASSWORD);
     const nav = page.getByRole('navigation', { name: 'Main' });
     expect(await nav.getByRole('link', { name: 'My tasks' }).isVisible()).toBe(false);

@@ -27,6 +27,10 @@ export function launchChromium(): Promise<Browser> {
 export interface ContextOptions {
   javaScriptEnabled?: boolean;
   ignoreHTTPSErrors?: boolean;
+  /** A phone: its screen, a mobile browser's viewport handling and touch (issue 34's 390 × 844). */
+  viewport?: { width: number; height: number };
+  isMobile?: boolean;
+  hasTouch?: boolean;
 }
 
 /** A fresh browser profile (cookies of its own) at the dashboard's test size, with a 10 s default timeout. */
