@@ -16,9 +16,8 @@ import type { Webhook } from '../../../services/webhooks-service.js';
 import { subscriptionHref } from '../views/delivery-views.js';
 import { SubscriptionStatus } from '../views/webhook-views.js';
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-/** 'YYYY-MM-DD' → "22 Nov". */
-const shortDay = (day: string) => `${Number(day.slice(8, 10))} ${MONTHS[Number(day.slice(5, 7)) - 1]}`;
+/** 'YYYY-MM-DD' → "22 Nov": the page's day without its year. */
+const shortDay = (day: string) => formatIsoDay(day).slice(0, -5);
 
 /** "1,234 requests". */
 function requestsTotal(days: readonly DailyRequests[]): string {
