@@ -32,6 +32,7 @@ import { createProjectsService } from './services/projects-service.js';
 import { createSessionsService } from './services/sessions-service.js';
 import { createAccountSecurityService } from './services/account-security-service.js';
 import { createTwoStepService } from './services/two-step-service.js';
+import { createPasswordHasher, type PasswordKdf } from './services/passwords.js';
 import { webauthnRelyingParty } from './services/webauthn.js';
 import { createSsoService } from './services/sso-service.js';
 import { createOidcClient } from './sso/oidc-client.js';
@@ -91,6 +92,8 @@ export interface ContainerOptions {
   stripeApi?: StripeApiOptions;
   /** Trusted CA(s) for identity providers, replacing Node's (tests with a self-signed provider). */
   outboundCa?: string | Buffer | (string | Buffer)[];
+  /** The password key derivation (scrypt by default): a test wraps it to count what a sign-in costs. */
+  passwordKdf?: PasswordKdf;
 }
 
 /** How long an instance may reuse a principal while it hears every change (docs/decisions.md). */
@@ -163,7 +166,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const sessions = createSessionsService({ store, clock });
   const relyingParty = webauthnRelyingParty(config.publicBaseUrl);
   const oidc = createOidcClient({ allowPrivateNetworks: config.ssoAllowPrivateNetworks, ...(options.outboundCa !== undefined ? { ca: options.outboundCa } : {}) });
-  const invitations = createInvitationsService({ store, clock, authEvents });
+  const passwords = createPasswordHasher({ store, ...(options.passwordKdf ? { kdf: options.passwordKdf } : {}) });
+  const invitations = createInvitationsService({ store, clock, authEvents, passwords });
   const lifecycle = createLifecycleService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger });
   const services: Services = {
     admin: createAdminService({ store, clock, authEvents, apiKeys }),
@@ -189,10 +193,10 @@ export async function createContainer(config: Config, options: ContainerOptions 
     lifecycle,
     deletion: createDeletionService({ store, clock, mailer, authEvents, publicBaseUrl: config.publicBaseUrl, log: logger }),
     exports: createExportsService({ store, clock, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
-    accounts: createAccountsService({ store, clock, sessions, invitations, mailer, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    accounts: createAccountsService({ store, clock, sessions, invitations, passwords, mailer, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
     accountSecurity: createAccountSecurityService({ store, clock, box: secretBox, mailer, relyingParty, publicBaseUrl: config.publicBaseUrl, log: logger }),
-    sso: createSsoService({ store, clock, box: secretBox, oidc, txt: createTxtLookup(config.dnsServers), sessions, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
-    twoStep: createTwoStepService({ store, clock, box: secretBox, sessions, rateLimiter, mailer, relyingParty, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    sso: createSsoService({ store, clock, box: secretBox, oidc, txt: createTxtLookup(config.dnsServers), sessions, rateLimiter, mailer, authEvents, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    twoStep: createTwoStepService({ store, clock, box: secretBox, sessions, rateLimiter, mailer, relyingParty, passwords, publicBaseUrl: config.publicBaseUrl, log: logger }),
   };
 
   const metricsRepo = metricsRepository({ db: database.db, dialect: database.dialect });

@@ -4,6 +4,7 @@ import { createContainer, type Container } from './container.js';
 import { migrateToLatest, schemaStatus, SchemaBehindError } from './db/database.js';
 import { startDeliveryWorker, type RunningWorker } from './delivery/index.js';
 import { prepareSecretsAtRest } from './services/secrets-at-rest.js';
+import { createInstancePresence, type InstancePresence } from './services/instances-service.js';
 import { buildApp, type App } from './http/app.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics.js';
 
@@ -101,6 +102,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let app: App | null = null;
   let metrics: MetricsListener | null = null;
   let worker: RunningWorker | null = null;
+  let presence: InstancePresence | null = null;
   try {
     app = await buildApp(container);
     const address = await app.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
@@ -108,11 +110,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
     metrics = await openMetrics(config, container);
     worker = await startDeliveryWorker(container);
+    // Sign-ins are taken here: another `serve` on this database without shared limits is said at start.
+    presence = createInstancePresence({ store: container.store, clock: container.clock, sharedLimits: config.redisUrl !== null, log: container.logger });
+    await presence.start();
     const metricsAddress = metrics?.address ?? null;
     container.logger.info({ address, metricsAddress }, 'ready: API and delivery worker running');
     const readyApp = app;
     const readyMetrics = metrics;
     const readyWorker = worker;
+    const readyPresence = presence;
     return {
       container,
       app: readyApp,
@@ -121,10 +127,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       close: once(async () => {
         // Requests, scrapes and deliveries drain side by side; the database closes only after all three.
         await Promise.allSettled([readyApp.close(), readyMetrics?.close(), readyWorker.stop()]);
+        await readyPresence.stop();
         await container.close();
       }),
     };
   } catch (err) {
+    await presence?.stop().catch(() => {});
     await worker?.stop().catch(() => {});
     await metrics?.close().catch(() => {});
     await app?.close().catch(() => {});

@@ -6,7 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openDatabase } from '../src/db/database.js';
-import { COPIED_TABLES, SQLITE_ONLY_TABLES } from '../src/db/maintenance/table-plan.js';
+import { COPIED_TABLES, PROCESS_TABLES, SQLITE_ONLY_TABLES } from '../src/db/maintenance/table-plan.js';
 import { cliActor } from '../src/services/actor.js';
 import { BIN, cliEnv, cliJson, runCli, startServe, type ServeProcess } from './helpers/cli.js';
 import { DashboardClient } from './helpers/dashboard.js';
@@ -67,8 +67,8 @@ describe('the copy plan: one table list', () => {
     await client.connect();
     try {
       const sqliteTables = (raw.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' and name not like 'kysely\\_%' escape '\\'").pluck().all() as string[]).sort();
-      expect(sqliteTables).toEqual([...PLAN_NAMES, ...SQLITE_ONLY_TABLES].sort());
-      expect(await pgTables(client)).toEqual([...PLAN_NAMES].sort());
+      expect(sqliteTables).toEqual([...PLAN_NAMES, ...SQLITE_ONLY_TABLES, ...PROCESS_TABLES].sort());
+      expect(await pgTables(client)).toEqual([...PLAN_NAMES, ...PROCESS_TABLES].sort());
       for (const { table, key } of COPIED_TABLES) {
         const sqliteKey = raw.prepare('select name from pragma_table_info(?) where pk > 0 order by pk').pluck().all(table);
         expect(sqliteKey, table).toEqual(key);

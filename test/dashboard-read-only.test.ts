@@ -115,9 +115,10 @@ const ALLOWED_FORMS = [
   '/account/security/totp/setup', '/account/security/totp/enable', '/account/security/totp/disable', '/account/security/recovery-codes',
   '/account/security/passkeys/options', '/account/security/passkeys', '/account/security/passkeys/:id/remove',
   '/account/security/sessions/:id/revoke', '/account/security/sessions/revoke-others', '/settings/security',
-  // Signing in through single sign-on, its test round trip and "Confirm with single sign-on" change no workspace data
-  // (test/sso.test.ts); members are not created on first sign-in while read-only.
-  '/login/sso', '/settings/sso/test', '/sso/confirm',
+  // Signing in through single sign-on, its test round trip, "Confirm with single sign-on" and "Link my single sign-on
+  // account" change no workspace data (test/sso.test.ts, test/sign-in-review.test.ts); members are not created on
+  // first sign-in while read-only.
+  '/login/sso', '/settings/sso/test', '/sso/confirm', '/sso/link',
 ];
 /**
  * Pages open without a session (no workspace to show), file downloads, and the cancellation's confirmation

@@ -12,10 +12,11 @@ import { createTestEnv, type TestEnv } from './helpers/test-env.js';
 
 /*
  * Single sign-on (DASHBOARD 12) in Chromium without JavaScript, controls by role and accessible name, axe on
- * every page of ours: an admin saves the connection, adds and verifies a domain (an in-test DNS responder)
- * and tests the round trip at a real provider (oidc-provider over HTTPS, its own login form); an owner
- * requires single sign-on; a member then signs in with "Sign in with single sign-on" and no longer with a
- * password. SCREENSHOTS=1 writes docs/screenshots/sso-*.png at 1280 and 390 px.
+ * every page of ours: an owner saves the connection, adds and verifies a domain (an in-test DNS responder)
+ * and tests the round trip at a real provider (oidc-provider over HTTPS, its own login form); an admin sees
+ * the page without its controls and links their own account; the owner requires single sign-on; a member then
+ * signs in with "Sign in with single sign-on" and no longer with a password. SCREENSHOTS=1 writes
+ * docs/screenshots/sso-*.png at 1280 and 390 px.
  */
 
 const SKIP = !fs.existsSync(CHROMIUM) && !process.env.CI;
@@ -78,43 +79,64 @@ describe.skipIf(SKIP)('single sign-on in a browser (sqlite)', () => {
     await page.setViewportSize({ width: 1280, height: 800 });
   }
 
-  it('is set up by an admin, tested, required by an owner, and then how members sign in', async () => {
+  it('is set up, tested and required by an owner, seen and linked by an admin, and then how members sign in', async () => {
+    const owner = await chrome.newPage({ ignoreHTTPSErrors: true });
+    await signInThroughForm(owner, baseUrl, people.owner, PASSWORD);
+    await followClick(owner, owner.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }));
+    await followClick(owner, owner.getByRole('link', { name: 'Single sign-on' }));
+    expect(await heading(owner)).toBe('Single sign-on');
+    await expect(owner.getByText(`Redirect URL: ${baseUrl}/dashboard/sso/callback`).isVisible()).resolves.toBe(true);
+    await assertAccessible(owner, 'single sign-on settings (empty)');
+
+    await owner.getByLabel('Issuer URL').fill(idp.issuer);
+    await owner.getByLabel('Client ID').fill(idp.clientId);
+    await owner.getByLabel('Client secret').fill(idp.clientSecret);
+    await owner.getByLabel('Default role').selectOption('viewer');
+    await followClick(owner, owner.getByRole('button', { name: 'Save connection' }));
+    await expect(owner.getByRole('status').filter({ hasText: 'Connection saved' }).isVisible()).resolves.toBe(true);
+    expect(await owner.getByLabel('Client secret').inputValue()).toBe('');
+
+    await owner.getByLabel('Email domain').fill(DOMAIN);
+    await followClick(owner, owner.getByRole('button', { name: 'Add domain' }));
+    const row = await env.container.store.repos.sso.findDomain(orgId, DOMAIN);
+    await expect(owner.getByRole('status').filter({ hasText: `workspace-verification=${row!.token}` }).isVisible()).resolves.toBe(true);
+    dns.txt.set(`_workspace-verification.${DOMAIN}`, [`workspace-verification=${row!.token}`]);
+    await followClick(owner, owner.getByRole('button', { name: `Verify domain ${DOMAIN}` }));
+    await expect(owner.getByRole('status').filter({ hasText: `${DOMAIN} is verified.` }).isVisible()).resolves.toBe(true);
+
+    await owner.getByRole('button', { name: 'Test single sign-on' }).click();
+    await providerSignIn(owner, 'owner', /\/dashboard\/settings\/sso$/);
+    await expect(owner.getByRole('status').filter({ hasText: `Single sign-on works. The provider returned subject owner, email ${people.owner}, email_verified true.` }).isVisible()).resolves.toBe(true);
+    await assertAccessible(owner, 'single sign-on settings (tested)');
+    await shots(owner, 'settings');
+
+    // An admin sees the settings, changes nothing, and links their own account (never linked by e-mail).
     const admin = await chrome.newPage({ ignoreHTTPSErrors: true });
     await signInThroughForm(admin, baseUrl, people.admin, PASSWORD);
-    await followClick(admin, admin.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }));
-    await followClick(admin, admin.getByRole('link', { name: 'Single sign-on' }));
-    expect(await heading(admin)).toBe('Single sign-on');
-    await expect(admin.getByText(`Redirect URL: ${baseUrl}/dashboard/sso/callback`).isVisible()).resolves.toBe(true);
-    await assertAccessible(admin, 'single sign-on settings (empty)');
-
-    await admin.getByLabel('Issuer URL').fill(idp.issuer);
-    await admin.getByLabel('Client ID').fill(idp.clientId);
-    await admin.getByLabel('Client secret').fill(idp.clientSecret);
-    await admin.getByLabel('Default role').selectOption('viewer');
-    await followClick(admin, admin.getByRole('button', { name: 'Save connection' }));
-    await expect(admin.getByRole('status').filter({ hasText: 'Connection saved' }).isVisible()).resolves.toBe(true);
-    expect(await admin.getByLabel('Client secret').inputValue()).toBe('');
-
-    await admin.getByLabel('Email domain').fill(DOMAIN);
-    await followClick(admin, admin.getByRole('button', { name: 'Add domain' }));
-    const row = await env.container.store.repos.sso.findDomain(orgId, DOMAIN);
-    await expect(admin.getByRole('status').filter({ hasText: `workspace-verification=${row!.token}` }).isVisible()).resolves.toBe(true);
-    dns.txt.set(`_workspace-verification.${DOMAIN}`, [`workspace-verification=${row!.token}`]);
-    await followClick(admin, admin.getByRole('button', { name: `Verify domain ${DOMAIN}` }));
-    await expect(admin.getByRole('status').filter({ hasText: `${DOMAIN} is verified.` }).isVisible()).resolves.toBe(true);
-
-    await admin.getByRole('button', { name: 'Test single sign-on' }).click();
+    await admin.goto(`${baseUrl}/dashboard/settings/sso`);
+    await expect(admin.getByText('Only owners change single sign-on').isVisible()).resolves.toBe(true);
+    expect(await admin.getByRole('button', { name: 'Save connection' }).count()).toBe(0);
+    expect(await admin.getByRole('button', { name: 'Add domain' }).count()).toBe(0);
+    await assertAccessible(admin, 'single sign-on settings (admin)');
+    await shots(admin, 'settings-admin');
+    await admin.getByRole('button', { name: 'Link my single sign-on account' }).click();
     await providerSignIn(admin, 'admin', /\/dashboard\/settings\/sso$/);
-    await expect(admin.getByRole('status').filter({ hasText: `Single sign-on works. The provider returned subject admin, email ${people.admin}, email_verified true.` }).isVisible()).resolves.toBe(true);
-    await assertAccessible(admin, 'single sign-on settings (tested)');
-    await shots(admin, 'settings');
+    await expect(admin.getByRole('status').filter({ hasText: `Your account is now linked to ${people.admin} at your identity provider.` }).isVisible()).resolves.toBe(true);
+    await expect(admin.getByText(`Your account is linked to ${people.admin}`).isVisible()).resolves.toBe(true);
+    await assertAccessible(admin, 'single sign-on settings (admin, linked)');
 
-    const owner = await chrome.newPage();
-    await signInThroughForm(owner, baseUrl, people.owner, PASSWORD);
     await owner.goto(`${baseUrl}/dashboard/settings/sso`);
     await followClick(owner, owner.getByRole('button', { name: 'Require single sign-on' }));
     await expect(owner.getByRole('status').filter({ hasText: 'Single sign-on is now required.' }).isVisible()).resolves.toBe(true);
     await assertAccessible(owner, 'single sign-on settings (required)');
+
+    // The linked admin now signs in through the provider.
+    const adminAgain = await chrome.newPage({ ignoreHTTPSErrors: true });
+    await adminAgain.goto(`${baseUrl}/dashboard/login/sso`);
+    await adminAgain.getByLabel('Work email').fill(people.admin);
+    await adminAgain.getByRole('button', { name: 'Continue' }).click();
+    await providerSignIn(adminAgain, 'admin', /\/dashboard$/);
+    expect(await heading(adminAgain)).toBe('Overview');
 
     const member = await chrome.newPage({ ignoreHTTPSErrors: true });
     await signInThroughForm(member, baseUrl, people.member, PASSWORD);

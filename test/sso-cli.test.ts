@@ -93,6 +93,16 @@ describe.each(testDialects())('single sign-on from the command line (%s)', (dial
       { action: 'sso.not_required', source: 'cli' },
     ]);
 
+    // --revoke-keys: the live keys of the members the requirement binds end with it; an owner's stay.
+    const member = await container.services.admin.addUser({ orgId, email: `member@${domain}`, role: 'member', name: 'Member' });
+    const memberKey = await container.services.admin.createKey({ userId: member.id, scope: 'full' });
+    const revoked = await cliJson(['org', 'sso', 'require', orgId, '--revoke-keys'], world.env);
+    expect(revoked.revoked_keys).toBe(1);
+    expect((await container.store.repos.apiKeys.findById(orgId, memberKey.id))!.revoked_at).not.toBeNull();
+    const ownerKeys = await container.store.repos.apiKeys.listByOrg(orgId);
+    expect(ownerKeys.filter((k) => k.user_id !== member.id).every((k) => k.revoked_at === null)).toBe(true);
+    await cliJson(['org', 'sso', 'unrequire', orgId], world.env);
+
     expect((await runCli(['org', 'sso', 'enforce', orgId], world.env)).code).toBe(2);
     expect((await runCli(['org', 'sso', 'show', 'org_unknown'], world.env)).code).toBe(1);
   });

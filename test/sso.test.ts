@@ -40,6 +40,9 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
   let idp: TestOidcProvider;
   let dns: DnsResponder;
   let org: TestOrg;
+  /** An owner's browser: owners change single sign-on (DASHBOARD 12, "Who may change sign-in"). */
+  let settings: DashboardClient;
+  /** An admin's browser: admins see the page and change nothing. */
   let admin: DashboardClient;
   let counter = 0;
   const domain = `acme-${dialect}.test`;
@@ -53,6 +56,8 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
       outboundCa: cert.cert,
     });
     org = await env.createOrg('Acme');
+    const settingsOwner = await newMember('owner');
+    settings = await DashboardClient.signedIn(env, org.id, settingsOwner.id);
     const adminUser = await newMember('admin');
     admin = await DashboardClient.signedIn(env, org.id, adminUser.id);
   });
@@ -75,11 +80,11 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
   }
 
   async function connect(fields: Record<string, string> = {}) {
-    await admin.get('/dashboard/settings/sso');
-    return admin.post('/dashboard/settings/sso/connection', { issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, default_role: 'member', ...fields });
+    await settings.get('/dashboard/settings/sso');
+    return settings.post('/dashboard/settings/sso/connection', { issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, default_role: 'member', ...fields });
   }
 
-  async function verifiedDomain(name = domain, client = admin): Promise<void> {
+  async function verifiedDomain(name = domain, client = settings): Promise<void> {
     await client.get('/dashboard/settings/sso');
     await client.post('/dashboard/settings/sso/domains', { domain: name });
     const row = await db().selectFrom('sso_domains').selectAll().where('domain', '=', name).where('org_id', '=', org.id).executeTakeFirstOrThrow();
@@ -113,23 +118,23 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
     it('saves a connection only after its discovery document checks out; the secret is sealed and never shown', async () => {
       const unreachable = await connect({ issuer: 'https://localhost:1' });
       expect(unreachable.status).toBe(400);
-      expect(await shown(admin, unreachable)).toMatch(/was refused: the issuer's discovery document .* could not be used/);
+      expect(await shown(settings, unreachable)).toMatch(/was refused: the issuer's discovery document .* could not be used/);
       expect(await repos().sso.findConnection(org.id)).toBeUndefined();
 
       const plain = await connect({ issuer: idp.issuer.replace('https:', 'http:') });
-      expect(await shown(admin, plain)).toContain('must start with https://');
+      expect(await shown(settings, plain)).toContain('must start with https://');
       const adminRole = await connect({ default_role: 'admin' });
       expect(adminRole.status).toBe(400);
-      expect(await shown(admin, adminRole)).toContain('must be viewer or member');
+      expect(await shown(settings, adminRole)).toContain('must be viewer or member');
       expect(await repos().sso.findConnection(org.id)).toBeUndefined();
 
       const saved = await connect();
       expect(saved.status).toBe(303);
-      expect(noticeOf((await admin.follow(saved)).text)).toContain('Connection saved');
+      expect(noticeOf((await settings.follow(saved)).text)).toContain('Connection saved');
       const row = (await repos().sso.findConnection(org.id))!;
       expect(row.client_secret.startsWith(SEALED_PREFIX)).toBe(true);
       expect(row.client_secret).not.toContain(idp.clientSecret);
-      const page = await admin.get('/dashboard/settings/sso');
+      const page = await settings.get('/dashboard/settings/sso');
       expect(page.text).not.toContain(idp.clientSecret);
       expect(textOf(page.text)).toContain(`Redirect URL: ${CALLBACK}`);
       const [audit] = await auditRows('sso.connection_saved');
@@ -140,7 +145,7 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
       expect(env.container.secretBox.open((await repos().sso.findConnection(org.id))!.client_secret)).toBe(idp.clientSecret);
     });
 
-    it('is for admins and owners: a member cannot open or change it', async () => {
+    it('is seen by admins and changed by owners only: a member cannot open it, an admin changes nothing', async () => {
       const member = await newMember('member');
       const browser = await DashboardClient.signedIn(env, org.id, member.id);
       expect((await browser.get('/dashboard/settings/sso')).status).toBe(403);
@@ -149,31 +154,52 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
       const refused = await browser.post('/dashboard/settings/sso/connection', { issuer: 'https://evil.example', client_id: 'x', client_secret: 'y', default_role: 'member' });
       expect(refused.status).toBe(403);
       expect(await repos().sso.findConnection(org.id)).toEqual(before);
+
+      // The admin's page shows the settings, offers no control that changes them, and says who may.
+      const page = await admin.get('/dashboard/settings/sso');
+      expect(page.status).toBe(200);
+      expect(textOf(page.text)).toContain('Only owners change single sign-on');
+      for (const control of ['Save connection', 'Delete connection', 'Add domain', 'Test single sign-on', 'Require single sign-on<']) expect(page.text).not.toContain(control);
+      const domainsBefore = await repos().sso.listDomains(org.id);
+      for (const [path, form] of [
+        ['connection', { issuer: 'https://evil.example', client_id: 'x', client_secret: 'y', default_role: 'member' }],
+        ['connection/delete', {}],
+        ['domains', { domain: 'evil.test' }],
+        ['domains/verify', { domain: domain }],
+        ['domains/remove', { domain: domain }],
+        ['test', {}],
+        ['require', { required: 'on' }],
+      ] as const) {
+        const res = await admin.post(`/dashboard/settings/sso/${path}`, form);
+        expect(res.status, path).toBe(403);
+      }
+      expect(await repos().sso.findConnection(org.id)).toEqual(before);
+      expect(await repos().sso.listDomains(org.id)).toEqual(domainsBefore);
     });
 
     it('verifies a domain by its DNS TXT record, for one organisation at a time', async () => {
-      await admin.get('/dashboard/settings/sso');
-      const bad = await admin.post('/dashboard/settings/sso/domains', { domain: 'not a domain' });
-      expect(await shown(admin, bad)).toContain('must be a domain name');
+      await settings.get('/dashboard/settings/sso');
+      const bad = await settings.post('/dashboard/settings/sso/domains', { domain: 'not a domain' });
+      expect(await shown(settings, bad)).toContain('must be a domain name');
 
       const name = `verify-${dialect}.test`;
-      const added = await admin.post('/dashboard/settings/sso/domains', { domain: name.toUpperCase() });
-      const notice = noticeOf((await admin.follow(added)).text);
+      const added = await settings.post('/dashboard/settings/sso/domains', { domain: name.toUpperCase() });
+      const notice = noticeOf((await settings.follow(added)).text);
       const row = await db().selectFrom('sso_domains').selectAll().where('domain', '=', name).executeTakeFirstOrThrow();
       expect(notice).toContain(`_workspace-verification.${name}`);
       expect(notice).toContain(`workspace-verification=${row.token}`);
 
       // Nothing published yet: refused, and still pending.
-      const early = await admin.post('/dashboard/settings/sso/domains/verify', { domain: name });
+      const early = await settings.post('/dashboard/settings/sso/domains/verify', { domain: name });
       expect(early.status).toBe(409);
-      expect(await shown(admin, early)).toContain(`No TXT record "workspace-verification=${row.token}" was found`);
+      expect(await shown(settings, early)).toContain(`No TXT record "workspace-verification=${row.token}" was found`);
       expect(dns.questions).toContain(`_workspace-verification.${name}`);
       expect((await repos().sso.findDomain(org.id, name))!.verified_at).toBeNull();
 
       dns.txt.set(`_workspace-verification.${name}`, ['v=spf1 -all', `workspace-verification=${row.token}`]);
-      await admin.get('/dashboard/settings/sso');
-      const ok = await admin.post('/dashboard/settings/sso/domains/verify', { domain: name });
-      expect(noticeOf((await admin.follow(ok)).text)).toContain(`${name} is verified`);
+      await settings.get('/dashboard/settings/sso');
+      const ok = await settings.post('/dashboard/settings/sso/domains/verify', { domain: name });
+      expect(noticeOf((await settings.follow(ok)).text)).toContain(`${name} is verified`);
       expect((await repos().sso.findDomain(org.id, name))!.verified_at).not.toBeNull();
       expect((await auditRows('sso.domain_verified')).map((r) => r.changes)).toContainEqual(expect.stringContaining(name));
 
@@ -393,14 +419,14 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
 
       idp.accounts.set('tester', { email: `tester@${domain}`, email_verified: true });
       const sessionsBefore = await db().selectFrom('sessions').select('id').execute();
-      await admin.get('/dashboard/settings/sso');
-      const start = await admin.post('/dashboard/settings/sso/test');
+      await settings.get('/dashboard/settings/sso');
+      const start = await settings.post('/dashboard/settings/sso/test');
       const url = providerUrl(start);
       expect(new URL(url).searchParams.get('prompt')).toBe('login');
       const back = await idp.signInAt(url, 'tester');
-      const done = await admin.get(back.pathname + back.search);
+      const done = await settings.get(back.pathname + back.search);
       expect(done.status).toBe(303);
-      expect(noticeOf((await admin.follow(done)).text)).toContain(`subject tester, email tester@${domain}, email_verified true`);
+      expect(noticeOf((await settings.follow(done)).text)).toContain(`subject tester, email tester@${domain}, email_verified true`);
       expect(await db().selectFrom('sessions').select('id').execute()).toHaveLength(sessionsBefore.length);
       expect((await repos().sso.findConnection(org.id))!.tested_at).not.toBeNull();
       expect(textOf((await admin.get('/dashboard/settings/sso')).text)).toContain('Only an owner can require single sign-on.');
@@ -423,10 +449,10 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
       expect(refused.status).toBe(403);
       expect(textOf(refused.text)).toContain('Your organisation signs in with single sign-on.');
       expect(await sessionsOf(member.id)).toHaveLength(0);
-      // A wrong password gets the same answer: the refusal says nothing about the password.
+      // A wrong password gets the password's answer: the requirement is told only after a right one (security review F3).
       const wrong = await browser.post('/dashboard/login', { email: member.email, password: 'not the password at all' });
-      expect(wrong.status).toBe(403);
-      expect(textOf(wrong.text)).toContain('Your organisation signs in with single sign-on.');
+      expect(wrong.status).toBe(401);
+      expect(textOf(wrong.text)).toContain('Email or password is incorrect');
       // "Forgot password?" makes no link a member could not use.
       await browser.get('/dashboard/forgot-password');
       expect((await browser.post('/dashboard/forgot-password', { email: member.email })).status).toBe(303);
@@ -477,7 +503,7 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
     });
 
     it('confirms it is you through the provider (prompt=login, max_age=0), and only as the same person', async () => {
-      const jo = await newMember('admin');
+      const jo = await newMember('member');
       idp.accounts.set('jo-sub', { email: jo.email, email_verified: true });
       const { browser } = await ssoSignIn(jo.email, 'jo-sub');
       await db().updateTable('sessions').set({ confirmed_at: Date.now() - 20 * MINUTE }).where('user_id', '=', jo.id).execute();
@@ -507,7 +533,7 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
     it('keeps the issuer while required, refuses removing the last verified domain, and the CLI sees and changes it', async () => {
       await db().updateTable('sso_connections').set({ required_at: Date.now() }).where('org_id', '=', org.id).execute();
       const changed = await connect({ issuer: 'https://other.example', client_secret: '' });
-      expect(await shown(admin, changed)).toContain('stop requiring it before you change the issuer');
+      expect(await shown(settings, changed)).toContain('stop requiring it before you change the issuer');
       for (const other of (await repos().sso.listDomains(org.id)).filter((d) => d.domain !== domain)) await env.container.services.sso.removeDomain(cliActor(org.id), other.domain);
       await expect(env.container.services.sso.removeDomain(cliActor(org.id), domain)).rejects.toMatchObject({ status: 409 });
       expect(await repos().sso.findDomain(org.id, domain)).toBeDefined();
@@ -530,7 +556,7 @@ describe.each(testDialects())('single sign-on (%s)', (dialect) => {
       let row = (await repos().sso.findDomain(org.id, name))!;
       expect(row.missing_since).not.toBeNull();
       expect(row.verified_at).not.toBeNull();
-      expect(textOf((await admin.get('/dashboard/settings/sso')).text)).toContain('Verified; record missing');
+      expect(textOf((await settings.get('/dashboard/settings/sso')).text)).toContain('Verified; record missing');
 
       await db().updateTable('sso_domains').set({ missing_since: Date.now() - DOMAIN_GRACE_MS - MINUTE }).where('domain', '=', name).execute();
       await at(Date.now() - DOMAIN_RECHECK_MS - MINUTE);

@@ -5062,7 +5062,7 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor from a previous page. */
                 cursor?: string;
-                /** @description An action (`project.created`), or a prefix ending in a dot (`project.`) for all under it. */
+                /** @description A prefix of the action: `project` (or `project.`) for every project action, `workflow` for workflow and workflow run actions, `project.created` for that one. */
                 action?: string;
                 /** @description A user id, `cli` or `system` (part of an e-mail matches too). */
                 actor_id?: string;

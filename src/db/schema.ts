@@ -375,12 +375,15 @@ export interface SsoDomainsTable {
   missing_since: number | null;
 }
 
-/** A person at the provider, known by (connection, issuer, subject): the e-mail is what it said last, never the key. */
+/**
+ * A person at the provider, known by (organisation, issuer, subject): the e-mail is what it said last, never the
+ * key. Kept when the connection is deleted or replaced (migration 017); `connection_id` is the one that linked it.
+ */
 export interface SsoIdentitiesTable {
   seq: Generated<number>;
   id: string;
   org_id: string;
-  connection_id: string;
+  connection_id: string | null;
   issuer: string;
   subject: string;
   user_id: string;
@@ -389,7 +392,8 @@ export interface SsoIdentitiesTable {
   last_sign_in_at: number | null;
 }
 
-export type SsoPurpose = 'sign_in' | 'test' | 'confirm';
+/** `link`: "Link my single sign-on account"; `invitation`: "Accept with single sign-on". */
+export type SsoPurpose = 'sign_in' | 'test' | 'confirm' | 'link' | 'invitation';
 
 /** A round trip to the provider under way: found by the hash of its `state`, single use, 10 minutes. */
 export interface SsoAttemptsTable {
@@ -403,6 +407,18 @@ export interface SsoAttemptsTable {
   user_id: string | null;
   next: string | null;
   expires_at: number;
+  /** The invitation an `invitation` round trip accepts. */
+  invitation_id: string | null;
+}
+
+/** A `serve` process that is alive (seen within a minute): for the warning about per-process sign-in limits. */
+export interface ServiceInstancesTable {
+  id: string;
+  hostname: string;
+  pid: number;
+  shared_limits: number;
+  started_at: number;
+  seen_at: number;
 }
 
 export type AuthTokenPurpose = 'setup' | 'reset' | 'choice';
@@ -663,6 +679,7 @@ export interface DB {
   sso_domains: SsoDomainsTable;
   sso_identities: SsoIdentitiesTable;
   sso_attempts: SsoAttemptsTable;
+  service_instances: ServiceInstancesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -681,6 +698,7 @@ export type SsoConnectionRow = Selectable<SsoConnectionsTable>;
 export type SsoDomainRow = Selectable<SsoDomainsTable>;
 export type SsoIdentityRow = Selectable<SsoIdentitiesTable>;
 export type SsoAttemptRow = Selectable<SsoAttemptsTable>;
+export type ServiceInstanceRow = Selectable<ServiceInstancesTable>;
 export type AuthTokenRow = Selectable<AuthTokensTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type ExportRow = Selectable<ExportsTable>;

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { signatureHeaders, type SigningSecrets } from './signing.js';
+import { SsrfBlockedError } from './ssrf.js';
 
 /** Bytes of the response body kept in the history; the rest is never read. */
 export const RESPONSE_BODY_LIMIT = 64 * 1024;
@@ -73,7 +74,9 @@ export function describeNetworkError(err: unknown, timedOut: boolean, timeoutMs:
   // undici wraps socket errors; the cause carries the useful code (ECONNREFUSED, CERT_HAS_EXPIRED, ...).
   const cause = e?.cause as { code?: string; message?: string } | undefined;
   if (e?.code === 'ERR_SSRF_BLOCKED' || (cause && cause.code === 'ERR_SSRF_BLOCKED')) {
-    return `refused by SSRF guard: ${(cause?.code === 'ERR_SSRF_BLOCKED' ? cause.message : e?.message) ?? 'target is not public'}`;
+    // Recorded in the history members read: never what a name resolved to (SsrfBlockedError.shownMessage).
+    const blocked = cause?.code === 'ERR_SSRF_BLOCKED' ? cause : e;
+    return `refused by SSRF guard: ${blocked instanceof SsrfBlockedError ? blocked.shownMessage : (blocked?.message ?? 'target is not public')}`;
   }
   const code = cause?.code ?? e?.code;
   const message = cause?.message ?? e?.message ?? String(err);

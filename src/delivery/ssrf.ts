@@ -12,9 +12,19 @@ export class SsrfBlockedError extends Error {
   constructor(
     readonly target: string,
     readonly reason: string,
+    /** The host name the address was resolved from; null when the address was given as such. */
+    readonly resolvedFrom: string | null = null,
   ) {
-    super(`target address ${target} is not public (${reason})`);
+    super(`target address ${resolvedFrom === null ? target : `${target} of ${resolvedFrom}`} is not public (${reason})`);
     this.name = 'SsrfBlockedError';
+  }
+
+  /**
+   * What a customer may be shown. The address a name resolved to, and what kind it is, stay in the log: shown,
+   * they would answer for anyone what internal host names resolve to (security review F11).
+   */
+  get shownMessage(): string {
+    return this.resolvedFrom === null ? this.message : `${this.resolvedFrom} does not resolve to a public address`;
   }
 }
 
@@ -189,7 +199,7 @@ export async function resolvePublicAddress(
   if (!allowPrivate) {
     for (const { address } of addresses) {
       const reason = nonPublicReason(address);
-      if (reason !== null) throw new SsrfBlockedError(family !== 0 ? address : `${address} of ${host}`, reason);
+      if (reason !== null) throw new SsrfBlockedError(address, reason, family !== 0 ? null : host);
     }
   }
   return addresses;

@@ -87,11 +87,18 @@ function checkParamsHook(request: FastifyRequest, _reply: FastifyReply, done: (e
   done(paramsAreText(request) ? undefined : errors.notFound());
 }
 
-/** The URL as logged: a path parameter that is a credential (an invitation token) is masked. */
+/** The URL as logged: a path parameter that is a credential (an invitation token) and credential query values are masked. */
 function loggableUrl(request: FastifyRequest): string {
   const token = (request.params as Record<string, unknown> | undefined)?.token;
-  return typeof token === 'string' && token.length > 0 ? request.url.split(token).join('[redacted]') : request.url;
+  const url = typeof token === 'string' && token.length > 0 ? request.url.split(token).join('[redacted]') : request.url;
+  return url.includes('?') ? url.replace(SECRET_QUERY_VALUES, '$1[redacted]') : url;
 }
+
+/**
+ * Query parameters that carry a credential, however short-lived: an authorization code and its `state` (the
+ * single sign-on callback, security review F8), and the tokens OAuth and OpenID Connect put in addresses.
+ */
+const SECRET_QUERY_VALUES = /([?&](?:code|state|session_state|token|id_token|access_token|refresh_token)=)[^&#]*/gi;
 
 /** Maps anything thrown during a request to the contract's status, code and body. */
 function toDomainError(error: FastifyError & { validationContext?: string }): DomainError {

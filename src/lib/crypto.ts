@@ -25,22 +25,34 @@ export function safeEqual(a: string, b: string): boolean {
 const SCRYPT_N = 16384;
 const SCRYPT_KEYLEN = 64;
 
-function scryptAsync(password: string, salt: Buffer): Promise<Buffer> {
+/** The one expensive step of every password check: scrypt (N 16384, r 8, p 1) of the password with a salt. */
+export function scryptAsync(password: string, salt: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     scrypt(password, salt, SCRYPT_KEYLEN, { N: SCRYPT_N, r: 8, p: 1 }, (err, key) => (err ? reject(err) : resolve(key)));
   });
 }
 
-/** `scrypt$N$salt$hash`, with a per-user random salt. */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt);
+/** `scrypt$N$salt$hash`: the one stored form, whichever salt it was made with. */
+export function formatPasswordHash(salt: Buffer, key: Buffer): string {
   return `scrypt$${SCRYPT_N}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
+/** The salt and key of a stored hash, or null for anything that is not one. */
+export function parsePasswordHash(stored: string): { saltText: string; salt: Buffer; keyText: string } | null {
+  const [scheme, , saltText, keyText] = stored.split('$');
+  if (scheme !== 'scrypt' || !saltText || !keyText) return null;
+  return { saltText, salt: Buffer.from(saltText, 'base64url'), keyText };
+}
+
+/** A hash with a random salt of its own (the services share a salt per address: services/passwords.ts). */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  return formatPasswordHash(salt, await scryptAsync(password, salt));
+}
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, , saltText, hashText] = stored.split('$');
-  if (scheme !== 'scrypt' || !saltText || !hashText) return false;
-  const key = await scryptAsync(password, Buffer.from(saltText, 'base64url'));
-  return safeEqual(key.toString('base64url'), hashText);
+  const parsed = parsePasswordHash(stored);
+  if (!parsed) return false;
+  const key = await scryptAsync(password, parsed.salt);
+  return safeEqual(key.toString('base64url'), parsed.keyText);
 }

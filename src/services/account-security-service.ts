@@ -14,7 +14,7 @@ import { selfActor, type Actor, type UserActor } from './actor.js';
 import { recordAudit, userTarget } from './audit.js';
 import { requireConfirmed } from './confirmation.js';
 import { TWO_STEP_GRACE_MS } from './sessions-service.js';
-import { challengeBinding, type WebauthnRelyingParty } from './webauthn.js';
+import { challengeBinding, type RegistrationResponseJSON, type WebauthnRelyingParty } from './webauthn.js';
 
 export interface PasskeyView {
   id: string;
@@ -230,9 +230,11 @@ export function createAccountSecurityService(deps: AccountSecurityDeps) {
       requireConfirmed(self, now);
       const trimmed = name.trim();
       if (trimmed.length > PASSKEY_NAME_MAX) throw fieldError('name', `must be at most ${PASSKEY_NAME_MAX} characters`);
+      // Spent before the transaction: a refused response (no user verification, say) cannot be sent again.
+      const spent = await relyingParty.spend<RegistrationResponseJSON>(store.repos, response, now);
       const { view, codes, mail } = await store.transaction(async (repos) => {
         const hadFactor = await repos.secondFactors.hasAny(self.orgId, self.userId);
-        const credential = await relyingParty.verifyRegistration(repos, response, challengeBinding(browserSecret), self.userId, now);
+        const credential = await relyingParty.verifyRegistration(spent, challengeBinding(browserSecret), self.userId);
         if (await repos.secondFactors.findPasskeyByCredentialAnyOrg(credential.credential_id)) throw errors.conflict('This passkey is already registered.');
         const count = (await repos.secondFactors.listPasskeys(self.orgId, self.userId)).length;
         const row: PasskeyRow = {

@@ -3,7 +3,7 @@ import type { AuthTokenPurpose, AuthTokenRow, OrganizationRow, SignInMethod, Use
 import type { Store } from '../db/store.js';
 import type { Repositories } from '../db/repositories/index.js';
 import { DomainError, errors, fieldError } from '../errors.js';
-import { hashPassword, sha256Hex, verifyPassword } from '../lib/crypto.js';
+import { sha256Hex } from '../lib/crypto.js';
 import { EMAIL_MAX_LENGTH } from '../lib/email.js';
 import { newId, randomToken } from '../lib/ids.js';
 import { toIso, type Clock } from '../lib/time.js';
@@ -17,6 +17,7 @@ import { check, nameProblems, passwordProblems } from './account-rules.js';
 import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
 import { recordAudit, userTarget } from './audit.js';
 import type { AcceptInvitationInput, InvitationsService } from './invitations-service.js';
+import type { PasswordHasher, PasswordMatch } from './passwords.js';
 import { refusedBySso, sessionActor, ssoRequired, type SessionsService, type StartedSession } from './sessions-service.js';
 import { normalizeEmail, toUser, type User } from './users-view.js';
 
@@ -75,6 +76,7 @@ export interface AccountsServiceDeps {
   publicBaseUrl: string;
   /** Accepting an invitation from the dashboard goes through the same service as the API. */
   invitations: InvitationsService;
+  passwords: PasswordHasher;
   log: Pick<FastifyBaseLogger, 'error'>;
 }
 
@@ -138,12 +140,7 @@ const selfOnly = (actor: Actor): UserActor => selfActor(actor, 'only a signed-in
  */
 export function createAccountsService(deps: AccountsServiceDeps) {
   const { store, clock, sessions, mailer, rateLimiter, publicBaseUrl, log } = deps;
-  const { invitations } = deps;
-
-  // A password is checked against this when no account has one, so an unknown e-mail costs one scrypt
-  // like a known one does and the answer's timing does not tell them apart.
-  let dummyHash: Promise<string> | null = null;
-  const dummy = () => (dummyHash ??= hashPassword(randomToken(16)));
+  const { invitations, passwords } = deps;
 
   /** Inside the caller's transaction: a new link; every older open setup/reset link of the user dies. */
   async function issueLink(repos: Repositories, user: UserRow, purpose: PasswordLinkPurpose, now: number) {
@@ -166,9 +163,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
 
   /** The user's password against `given`; always one scrypt, also when the user has no password yet. */
   async function checkCurrent(user: UserRow, given: string): Promise<boolean> {
-    if (user.password_hash !== null && given.length <= MAX_PASSWORD_INPUT) return verifyPassword(given, user.password_hash);
-    await verifyPassword(given.slice(0, MAX_PASSWORD_INPUT), await dummy());
-    return false;
+    return passwords.verify(given.slice(0, MAX_PASSWORD_INPUT), user.email_normalized, given.length <= MAX_PASSWORD_INPUT ? user.password_hash : null);
   }
 
   /**
@@ -199,6 +194,14 @@ export function createAccountsService(deps: AccountsServiceDeps) {
     ];
   }
 
+  /** Hashes from before salts were shared per address are rewritten with the address's, once their password is known. */
+  async function upgradeHashes(password: string, normalized: string, users: readonly UserRow[], found: PasswordMatch): Promise<void> {
+    for (const user of users) {
+      const rehashed = await passwords.rehash(password, normalized, user.password_hash!, found);
+      if (rehashed) await store.repos.users.setPasswordHashIfUnchanged(user.org_id, user.id, user.password_hash!, rehashed);
+    }
+  }
+
   async function sendReset(pending: { user: UserRow; organizationName: string; token: string; expiresAt: number }): Promise<void> {
     const { user, organizationName, token, expiresAt } = pending;
     const mail = passwordResetMail({ to: user.email, organizationName, link: passwordLinkUrl(publicBaseUrl, token), expiresAt: new Date(expiresAt) });
@@ -207,9 +210,12 @@ export function createAccountsService(deps: AccountsServiceDeps) {
 
   return {
     /**
-     * "Sign in". Throttled before any password is checked; every failure is counted against the client
-     * address and the e-mail, and audited in each organisation the e-mail belongs to. The answer to a
-     * wrong password and to an unknown e-mail is the same error after the same work.
+     * "Sign in". Throttled before any password is checked; every attempt that does not start a session is
+     * counted against the client address and the e-mail, and audited in each organisation the e-mail belongs
+     * to. The answer to a wrong password and to an unknown e-mail is the same error after the same work: one
+     * key derivation, however many organisations share the address (services/passwords.ts). The single sign-on
+     * requirement is told only to someone who gave the right password, and counts as a failure too, so the
+     * refusal is no free list of who is a member (DASHBOARD 12).
      */
     async signIn(email: string, password: string, context: ActorContext): Promise<SignInResult> {
       const normalized = normalizeEmail(email);
@@ -219,36 +225,31 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       ]);
       const attempt = await reserveAttempt(signInBuckets(context.ip, normalized));
 
-      const users = normalized.length <= EMAIL_MAX_LENGTH && password.length <= MAX_PASSWORD_INPUT
-        ? await store.repos.users.findActiveByEmailAnyOrg(normalized)
-        : [];
-      // Members whose organisation signs in with single sign-on are not offered a password check at all, so a
-      // refusal never tells whether their password was right (DASHBOARD 12).
-      const ssoOnly = new Set<string>();
-      for (const user of users) if (await refusedBySso(store.repos, user)) ssoOnly.add(user.id);
-      const candidates = users.filter((user) => user.password_hash !== null && !ssoOnly.has(user.id));
-      const matches: UserRow[] = [];
-      if (candidates.length === 0) await verifyPassword(password.slice(0, MAX_PASSWORD_INPUT), await dummy());
-      if (candidates.length === 0 && ssoOnly.size > 0) {
-        await attempt.refund();
-        throw ssoRequired(false);
-      }
-      for (const user of candidates) if (await verifyPassword(password, user.password_hash!)) matches.push(user);
+      const fits = normalized.length <= EMAIL_MAX_LENGTH && password.length <= MAX_PASSWORD_INPUT;
+      const users = fits ? await store.repos.users.findActiveByEmailAnyOrg(normalized) : [];
+      const candidates = users.filter((user) => user.password_hash !== null);
+      const found = await passwords.match(password.slice(0, MAX_PASSWORD_INPUT), normalized, candidates.map((user) => user.password_hash!));
+      const matches = candidates.filter((_, i) => found.matched[i]);
 
-      if (matches.length === 0) {
+      const allowed: UserRow[] = [];
+      for (const user of matches) if (!(await refusedBySso(store.repos, user))) allowed.push(user);
+
+      if (allowed.length === 0) {
         const now = clock.now();
         // Also when nobody has the e-mail (an empty transaction): the same round trips either way.
         await store.transaction(async (repos) => {
           for (const user of users) {
-            await recordAudit(repos, sessionActor(user, null, context, ACTIVE_WORKSPACE), { action: 'user.sign_in_failed', target: userTarget(user), outcome: 'failure', at: now });
+            const reason = matches.includes(user) ? { reason: { old: null, new: 'sso_required' } } : undefined;
+            await recordAudit(repos, sessionActor(user, null, context, ACTIVE_WORKSPACE), { action: 'user.sign_in_failed', target: userTarget(user), outcome: 'failure', ...(reason ? { changes: reason } : {}), at: now });
           }
         });
-        throw invalidCredentials();
+        throw matches.length > 0 ? ssoRequired(false) : invalidCredentials();
       }
 
+      await upgradeHashes(password, normalized, allowed, found);
       await attempt.refund();
-      if (matches.length === 1) {
-        const [user] = matches as [UserRow];
+      if (allowed.length === 1) {
+        const [user] = allowed as [UserRow];
         const session = await store.transaction((repos) => startFor(repos, user.org_id, user.id, context, 'password', invalidCredentials));
         return { kind: 'session', session };
       }
@@ -258,7 +259,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       const now = clock.now();
       const organizations = await store.transaction(async (repos) => {
         await repos.authTokens.insert(
-          matches.map((user) => ({
+          allowed.map((user) => ({
             id: newId('tok'),
             org_id: user.org_id,
             user_id: user.id,
@@ -270,7 +271,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
           })),
         );
         const found: OrganizationChoice[] = [];
-        for (const user of matches) {
+        for (const user of allowed) {
           const org = await repos.organizations.findById(user.org_id);
           if (org && org.state !== 'deleting') found.push({ id: org.id, name: org.name });
         }
@@ -329,9 +330,11 @@ export function createAccountsService(deps: AccountsServiceDeps) {
     async setPassword(token: string, password: string, context: ActorContext): Promise<StartedSession> {
       const now = clock.now();
       // The cheap checks first, so a dead link never costs a scrypt hash.
-      await openLink(store.repos, token, now);
+      const link = await openLink(store.repos, token, now);
       check(passwordProblems('password', password));
-      const passwordHash = await hashPassword(password);
+      const owner = await store.repos.users.findById(link.org_id, link.user_id);
+      if (!owner) throw linkNotFound();
+      const passwordHash = await passwords.hash(password, owner.email_normalized);
       return store.transaction(async (repos) => {
         const row = await openLink(repos, token, now);
         if (!(await openOrganization(repos, row.org_id))) throw linkNotFound();
@@ -387,7 +390,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       if (!user) throw errors.notFound('user');
       if (!(await checkCurrent(user, currentPassword))) throw fieldError('current_password', 'is incorrect');
       await attempt.refund();
-      const passwordHash = await hashPassword(newPassword);
+      const passwordHash = await passwords.hash(newPassword, user.email_normalized);
       const now = clock.now();
       await store.transaction(async (repos) => {
         const updated = await repos.users.update(self.orgId, self.userId, { password_hash: passwordHash });

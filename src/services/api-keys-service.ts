@@ -10,7 +10,7 @@ import { toIso, type Clock } from '../lib/time.js';
 import { authorize, inOrg, type Actor } from './actor.js';
 import { toPage } from '../db/repositories/executor.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from './pagination.js';
-import { createdChanges, recordAudit } from './audit.js';
+import { createdChanges, keyTarget, recordAudit } from './audit.js';
 import type { AuthEvents } from './auth-events.js';
 import { formatScope, parseScope, SCOPE_HELP, scopeCovers } from './permissions.js';
 import { requireWritable } from './workspace.js';
@@ -79,7 +79,6 @@ export interface ApiKeysServiceDeps {
   onTouchError?: (err: unknown) => void;
 }
 
-const keyTarget = (row: { id: string; name: string | null; key_prefix: string }) => ({ type: 'api_key', id: row.id, label: row.name ?? row.key_prefix });
 
 /**
  * API keys, whichever door asks: a user creates keys for themselves; admins and owners see and revoke every

@@ -28,7 +28,7 @@ export interface AuditEntryView {
 
 /** What the dashboard's filters send; `from` inclusive, `to` exclusive, both epoch ms. Empty text is no filter. */
 export interface AuditListFilter {
-  /** Ending in a dot (`project.`): every action under it; otherwise exactly this action. */
+  /** A prefix (CONTRACT 13): `workflow` matches `workflow.created` and `workflow_run.started`; a whole action matches itself. */
   action?: string | undefined;
   /** A user id, `cli`, `system`, or part of the actor's e-mail. */
   actor?: string | undefined;

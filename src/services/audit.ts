@@ -81,6 +81,10 @@ export function userTarget(user: { id: string; email: string }): AuditTarget {
   return { type: 'user', id: user.id, label: user.email };
 }
 
+export function keyTarget(row: { id: string; name: string | null; key_prefix: string }): AuditTarget {
+  return { type: 'api_key', id: row.id, label: row.name ?? row.key_prefix };
+}
+
 /**
  * Changed fields as old → new. Never pass a secret, key, token or password here. A value that is the id of a
  * person, project, workflow or run gets its name beside it (`old_label`, `new_label`), read when the row is

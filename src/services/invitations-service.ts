@@ -1,8 +1,10 @@
-import { errors } from '../errors.js';
-import { hashPassword, sha256Hex } from '../lib/crypto.js';
+import { DomainError, errors } from '../errors.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { emailDomain } from '../lib/email-domain.js';
+import type { PasswordHasher } from './passwords.js';
 import { newId, randomToken } from '../lib/ids.js';
 import type { Clock } from '../lib/time.js';
-import type { InvitationRow, Role } from '../db/schema.js';
+import type { InvitationRow, Role, UserRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { Repositories } from '../db/repositories/index.js';
 import type { AuthEvents } from './auth-events.js';
@@ -48,7 +50,7 @@ async function lookup(repos: Repositories, token: string, now: number): Promise<
   return tokenState(hash === null ? undefined : await repos.invitations.findByTokenHash(hash), now);
 }
 
-async function openInvitation(repos: Repositories, token: string, now: number): Promise<InvitationRow> {
+export async function openInvitation(repos: Repositories, token: string, now: number): Promise<InvitationRow> {
   const found = await lookup(repos, token, now);
   if (found.state === 'not_found') throw errors.notFound('invitation');
   if (found.state === 'expired') throw errors.invitationExpired();
@@ -59,15 +61,21 @@ async function openInvitation(repos: Repositories, token: string, now: number): 
  * Accepting makes a member: a change a read-only workspace refuses (DASHBOARD 10). The invitation's
  * organisation is read, as nobody's request carries its state.
  */
-async function requireActiveOrganization(repos: Repositories, orgId: string): Promise<Workspace> {
+export async function requireActiveOrganization(repos: Repositories, orgId: string): Promise<Workspace> {
   const workspace = await repos.organizations.workspace(orgId);
   if (!workspace) throw errors.notFound('invitation');
   if (workspace.state !== 'active') throw workspaceReadOnlyError(workspace);
   return workspace;
 }
 
+/**
+ * How the invitee's organisation meets them with single sign-on: `required` (their domain must use it: the
+ * invitation is accepted only through the provider), `offered` (a connection and their verified domain), or none.
+ */
+export type InvitationSso = 'required' | 'offered' | null;
+
 export type InvitationView =
-  | { state: 'open'; email: string; role: Role; organizationName: string }
+  | { state: 'open'; email: string; role: Role; organizationName: string; sso: InvitationSso }
   | { state: 'not_found' }
   | { state: 'expired' };
 
@@ -76,7 +84,50 @@ export interface AcceptInvitationInput {
   password: string;
 }
 
-export function createInvitationsService({ store, clock, authEvents }: { store: Store; clock: Clock; authEvents: AuthEvents }) {
+/** The answer to a password acceptance while the organisation requires single sign-on of the invitee (DASHBOARD 12). */
+export const acceptWithSso = () =>
+  new DomainError(403, 'sso_required', 'Your organisation signs in with single sign-on: accept this invitation with single sign-on.');
+
+async function invitationSso(repos: Repositories, user: UserRow): Promise<InvitationSso> {
+  const domain = emailDomain(user.email_normalized);
+  if (domain === null) return null;
+  if (await repos.sso.requiresSso(user.org_id, domain)) return 'required';
+  const [connection, verified] = await Promise.all([repos.sso.findConnection(user.org_id), repos.sso.findDomain(user.org_id, domain)]);
+  return connection && verified?.verified_at != null ? 'offered' : null;
+}
+
+/**
+ * Inside the caller's transaction: the invitation is used and its user becomes active, audited. Shared by the
+ * password acceptance below and the single sign-on one (sso-service). Refused (404) when another request used
+ * the invitation first.
+ */
+export async function activateInvited(
+  repos: Repositories,
+  invitation: InvitationRow,
+  input: { name: string | null; passwordHash: string | null },
+  context: ActorContext,
+  workspace: Workspace,
+  now: number,
+): Promise<UserRow> {
+  if (!(await repos.invitations.markUsed(invitation.org_id, invitation.id, now))) throw errors.notFound('invitation');
+  const user = await repos.users.update(invitation.org_id, invitation.user_id, {
+    status: 'active',
+    name: input.name,
+    ...(input.passwordHash === null ? {} : { password_hash: input.passwordHash }),
+    updated_at: now,
+  });
+  if (!user) throw errors.notFound('invitation');
+  const actor = { type: 'user', orgId: user.org_id, userId: user.id, label: user.email, role: user.role, scope: FULL_SCOPE, keyId: null, sessionId: null, confirmedAt: null, workspace, context } as const;
+  await recordAudit(repos, actor, {
+    action: 'invitation.accepted',
+    target: userTarget(user),
+    changes: { status: { old: 'invited', new: 'active' }, name: { old: null, new: input.name } },
+    at: now,
+  });
+  return user;
+}
+
+export function createInvitationsService({ store, clock, authEvents, passwords }: { store: Store; clock: Clock; authEvents: AuthEvents; passwords: PasswordHasher }) {
   return {
     /** What the invitation page shows; never throws for a bad token. */
     async view(token: string): Promise<InvitationView> {
@@ -85,7 +136,7 @@ export function createInvitationsService({ store, clock, authEvents }: { store: 
       const { org_id: orgId, user_id: userId } = found.row;
       const [user, org] = await Promise.all([store.repos.users.findById(orgId, userId), store.repos.organizations.findById(orgId)]);
       if (!user || !org) return { state: 'not_found' };
-      return { state: 'open', email: user.email, role: user.role, organizationName: org.name };
+      return { state: 'open', email: user.email, role: user.role, organizationName: org.name, sso: await invitationSso(store.repos, user) };
     },
 
     /** Activates the invited user. Exactly one of concurrent accepts of one link wins; the rest get 404. */
@@ -95,29 +146,19 @@ export function createInvitationsService({ store, clock, authEvents }: { store: 
       // and the refusal comes before the form's 400, in CONTRACT 1's order.
       const open = await openInvitation(store.repos, token, now);
       await requireActiveOrganization(store.repos, open.org_id);
+      // Single sign-on required of the invitee: their password could never sign them in, so none is set and
+      // nothing changes; the invitation is accepted through the provider instead.
+      const invitee = await store.repos.users.findById(open.org_id, open.user_id);
+      if (!invitee) throw errors.notFound('invitation');
+      if ((await invitationSso(store.repos, invitee)) === 'required') throw acceptWithSso();
       // The rules hold for every door; the JSON endpoint's schema refuses the same values before this.
       check([...nameProblems('name', input.name), ...passwordProblems('password', input.password)]);
-      const passwordHash = await hashPassword(input.password);
+      const passwordHash = await passwords.hash(input.password, invitee.email_normalized);
       const row = await store.transaction(async (repos) => {
         const invitation = await openInvitation(repos, token, now);
         // Again in the transaction: the subscription may have been cancelled while the password was hashed.
         const workspace = await requireActiveOrganization(repos, invitation.org_id);
-        if (!(await repos.invitations.markUsed(invitation.org_id, invitation.id, now))) throw errors.notFound('invitation');
-        const user = await repos.users.update(invitation.org_id, invitation.user_id, {
-          status: 'active',
-          name: input.name,
-          password_hash: passwordHash,
-          updated_at: now,
-        });
-        if (!user) throw errors.notFound('invitation');
-        const actor = { type: 'user', orgId: user.org_id, userId: user.id, label: user.email, role: user.role, scope: FULL_SCOPE, keyId: null, sessionId: null, confirmedAt: null, workspace, context } as const;
-        await recordAudit(repos, actor, {
-          action: 'invitation.accepted',
-          target: userTarget(user),
-          changes: { status: { old: 'invited', new: 'active' }, name: { old: null, new: input.name } },
-          at: now,
-        });
-        return user;
+        return activateInvited(repos, invitation, { name: input.name, passwordHash }, context, workspace, now);
       });
       await authEvents.userChanged(row.id);
       return toUser(row);

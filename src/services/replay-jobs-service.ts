@@ -133,8 +133,10 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
     },
 
     /** A subscription's latest bulk replays, newest first. */
+    /** The subscription's latest bulk replays; an id outside the organisation is not found, like every page's (F12). */
     async listRecent(actor: Actor, webhookId: string, limit = 5): Promise<ReplayJob[]> {
       authorize(actor, 'webhooks', 'read');
+      await requireWebhook(store.repos, actor.orgId, webhookId);
       const rows = await store.repos.replayJobs.listRecent(actor.orgId, webhookId, limit);
       return Promise.all(rows.map(toJob));
     },

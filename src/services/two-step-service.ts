@@ -3,7 +3,6 @@ import type { Repositories } from '../db/repositories/index.js';
 import type { SignInMethod, UserRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { DomainError, errors, fieldError } from '../errors.js';
-import { verifyPassword } from '../lib/crypto.js';
 import { normalizeRecoveryCode, recoveryCodeHash } from '../lib/recovery-codes.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { Clock } from '../lib/time.js';
@@ -12,11 +11,12 @@ import type { Mailer, MailMessage } from '../mail/mailer.js';
 import { breakGlassMail, lockoutMail, recoveryCodeUsedMail, sendSecurityMail } from '../mail/security-mail.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { ActorContext, Actor } from './actor.js';
+import type { PasswordHasher } from './passwords.js';
 import { tooManyAttempts, SIGN_IN_IP_LIMIT, SIGN_IN_WINDOW_MS } from './accounts-service.js';
 import { recordAudit, userTarget } from './audit.js';
 import { sessionActor, type ResolvedSession, type SessionsService, type StartedSession } from './sessions-service.js';
 import { ACTIVE_WORKSPACE } from './workspace.js';
-import { challengeBinding, passkeyRefused, type WebauthnRelyingParty } from './webauthn.js';
+import { challengeBinding, passkeyRefused, type AuthenticationResponseJSON, type WebauthnRelyingParty } from './webauthn.js';
 
 /** Wrong codes one two-step sign-in may give before it ends (back to the password). */
 export const TWO_STEP_ATTEMPT_LIMIT = 5;
@@ -47,6 +47,7 @@ export interface TwoStepDeps {
   rateLimiter: RateLimiter;
   mailer: Mailer;
   relyingParty: WebauthnRelyingParty;
+  passwords: PasswordHasher;
   publicBaseUrl: string;
   log: Pick<FastifyBaseLogger, 'error'>;
 }
@@ -62,7 +63,7 @@ export const twoStepEnded = () => new DomainError(401, 'two_step_ended', 'Too ma
  * the account's second step with a 429, an audit row and a mail.
  */
 export function createTwoStepService(deps: TwoStepDeps) {
-  const { store, clock, box, sessions, rateLimiter, mailer, relyingParty, publicBaseUrl, log } = deps;
+  const { store, clock, box, sessions, rateLimiter, mailer, relyingParty, passwords, publicBaseUrl, log } = deps;
   const securityUrl = `${publicBaseUrl}/dashboard/account/security`;
 
   const send = (mail: MailMessage, userId: string) => void sendSecurityMail(mailer, log, mail, userId);
@@ -144,6 +145,8 @@ export function createTwoStepService(deps: TwoStepDeps) {
       let method: SignInMethod;
       let left = -1;
       try {
+        // Spent before the transaction, so a refused passkey cannot bring its challenge back (F4).
+        const spent = proof.kind === 'passkey' ? await relyingParty.spend<AuthenticationResponseJSON>(store.repos, proof.response, now) : null;
         method = await store.transaction(async (repos) => {
           if (proof.kind === 'code') {
             if (!(await codeAccepted(repos, user, proof.code, now))) throw wrongCode();
@@ -156,7 +159,7 @@ export function createTwoStepService(deps: TwoStepDeps) {
             await recordAudit(repos, sessionActor(user, pending.sessionId, context, ACTIVE_WORKSPACE), { action: 'user.recovery_code_used', target: userTarget(user), at: now });
             return 'password_recovery';
           }
-          await relyingParty.verifyAuthentication(repos, proof.response, 'two_step', challengeBinding(proof.browserSecret), user.id, now);
+          await relyingParty.verifyAuthentication(repos, spent!, 'two_step', challengeBinding(proof.browserSecret), user.id, now);
           return 'password_passkey';
         });
       } catch (error) {
@@ -196,8 +199,9 @@ export function createTwoStepService(deps: TwoStepDeps) {
       const decision = await rateLimiter.hit(bucket, SIGN_IN_IP_LIMIT, SIGN_IN_WINDOW_MS);
       if (!decision.allowed) throw tooManyAttempts(decision.retryAfterSeconds);
       const now = clock.now();
+      const spent = await relyingParty.spend<AuthenticationResponseJSON>(store.repos, response, now);
       const session = await store.transaction(async (repos) => {
-        const passkey = await relyingParty.verifyAuthentication(repos, response, 'sign_in', challengeBinding(browserSecret), null, now);
+        const passkey = await relyingParty.verifyAuthentication(repos, spent, 'sign_in', challengeBinding(browserSecret), null, now);
         const org = await repos.organizations.findForShare(passkey.org_id);
         const user = await repos.users.findById(passkey.org_id, passkey.user_id);
         if (!org || org.state === 'deleting' || !user || user.status !== 'active') throw passkeyRefused();
@@ -235,13 +239,14 @@ export function createTwoStepService(deps: TwoStepDeps) {
       const tries = await attempt(user, actor.context);
       const now = clock.now();
       try {
+        const spent = proof.kind === 'passkey' ? await relyingParty.spend<AuthenticationResponseJSON>(store.repos, proof.response, now) : null;
         await store.transaction(async (repos) => {
           if (proof.kind === 'passkey') {
-            await relyingParty.verifyAuthentication(repos, proof.response, 'confirm', challengeBinding(proof.browserSecret), user.id, now);
+            await relyingParty.verifyAuthentication(repos, spent!, 'confirm', challengeBinding(proof.browserSecret), user.id, now);
             return;
           }
           if (!factors.code && factors.passkey) throw fieldError('password', 'Use your passkey to confirm.');
-          const passwordOk = user.password_hash !== null && proof.password.length <= 4096 && (await verifyPassword(proof.password, user.password_hash));
+          const passwordOk = await passwords.verify(proof.password.slice(0, 4096), user.email_normalized, proof.password.length <= 4096 ? user.password_hash : null);
           if (!passwordOk) throw fieldError('password', 'is incorrect');
           if (factors.code && !(await codeAccepted(repos, user, proof.code, now))) throw wrongCode();
         });

@@ -39,17 +39,29 @@ export function webauthnRelyingParty(publicBaseUrl: string) {
     await repos.webauthnChallenges.insert({ challenge, purpose, binding, user_id: userId, expires_at: now + CHALLENGE_TTL_MS });
   }
 
-  /** The challenge the response answers, taken (single use) if it is ours, for this purpose, browser and user. */
-  function challengeCheck(repos: Repositories, purpose: ChallengePurpose, binding: string, userId: string | null, now: number) {
-    return async (challenge: string): Promise<boolean> => {
-      const row = await repos.webauthnChallenges.take(challenge, now);
-      return row !== undefined && row.purpose === purpose && row.binding === binding && (userId === null || row.user_id === userId);
-    };
+  /** The library's challenge check: the spent row is ours, for this purpose, browser and user. */
+  function challengeCheck(spent: SpentChallenge<unknown>, purpose: ChallengePurpose, binding: string, userId: string | null) {
+    const row = spent.row;
+    return (challenge: string): boolean =>
+      row !== undefined && row.challenge === challenge && row.purpose === purpose && row.binding === binding && (userId === null || row.user_id === userId);
   }
 
   return {
     rpID,
     origin,
+
+    /**
+     * Takes the challenge a browser's response answers out of the database, in a statement of its own that
+     * commits before anything is verified: a refused response spends it as surely as an accepted one, so one
+     * challenge never gets a second try (another credential, user verification on after off). Call it outside
+     * the transaction that verifies, whose rollback would otherwise bring the challenge back.
+     */
+    async spend<T extends { id: string; response: object }>(repos: Repositories, response: unknown, now: number): Promise<SpentChallenge<T>> {
+      const credential = asCredential<T>(response);
+      const challenge = challengeOf(credential);
+      const row = challenge === '' ? undefined : await repos.webauthnChallenges.take(challenge, now);
+      return { credential, row };
+    },
 
     async registrationOptions(
       repos: Repositories,
@@ -74,14 +86,13 @@ export function webauthnRelyingParty(publicBaseUrl: string) {
       return options;
     },
 
-    /** The new passkey's row, or throws `passkey_not_accepted`. */
-    async verifyRegistration(repos: Repositories, response: unknown, binding: string, userId: string, now: number) {
-      const parsed = asCredential<RegistrationResponseJSON>(response);
+    /** The new passkey's row, or throws `passkey_not_accepted`. The challenge was spent first (`spend`). */
+    async verifyRegistration(spent: SpentChallenge<RegistrationResponseJSON>, binding: string, userId: string) {
       let verified;
       try {
         verified = await verifyRegistrationResponse({
-          response: parsed,
-          expectedChallenge: challengeCheck(repos, 'register', binding, userId, now),
+          response: spent.credential,
+          expectedChallenge: challengeCheck(spent, 'register', binding, userId),
           expectedOrigin: origin,
           expectedRPID: rpID,
           requireUserVerification: true,
@@ -115,22 +126,18 @@ export function webauthnRelyingParty(publicBaseUrl: string) {
     },
 
     /**
-     * The passkey a response signed with, its signature checked against our challenge and its counter
-     * recorded; throws `passkey_not_accepted` otherwise. `userId` limits it to one user's passkeys.
+     * The passkey a response signed with, its signature checked against the challenge it spent (`spend`) and
+     * its counter recorded; throws `passkey_not_accepted` otherwise. `userId` limits it to one user's passkeys.
      */
-    async verifyAuthentication(repos: Repositories, response: unknown, purpose: ChallengePurpose, binding: string, userId: string | null, now: number): Promise<PasskeyRow> {
-      const parsed = asCredential<AuthenticationResponseJSON>(response);
+    async verifyAuthentication(repos: Repositories, spent: SpentChallenge<AuthenticationResponseJSON>, purpose: ChallengePurpose, binding: string, userId: string | null, now: number): Promise<PasskeyRow> {
+      const parsed = spent.credential;
       const passkey = await repos.secondFactors.findPasskeyByCredentialAnyOrg(parsed.id);
-      if (!passkey || (userId !== null && passkey.user_id !== userId)) {
-        // Unknown credential: still spend the challenge, so it cannot be tried again with another one.
-        await repos.webauthnChallenges.take(challengeOf(parsed), now);
-        throw passkeyRefused();
-      }
+      if (!passkey || (userId !== null && passkey.user_id !== userId)) throw passkeyRefused();
       let verified;
       try {
         verified = await verifyAuthenticationResponse({
           response: parsed,
-          expectedChallenge: challengeCheck(repos, purpose, binding, userId ?? null, now),
+          expectedChallenge: challengeCheck(spent, purpose, binding, userId ?? null),
           expectedOrigin: origin,
           expectedRPID: rpID,
           credential: { id: passkey.credential_id, publicKey: isoBase64URL.toBuffer(passkey.public_key), counter: passkey.counter, transports: transportsOf(passkey) },
@@ -147,6 +154,15 @@ export function webauthnRelyingParty(publicBaseUrl: string) {
 }
 
 export type WebauthnRelyingParty = ReturnType<typeof webauthnRelyingParty>;
+
+/** A browser's response with the challenge it answered, already taken out of the database. */
+export interface SpentChallenge<T> {
+  credential: T;
+  /** Undefined when the challenge was not ours, was taken before, or had expired. */
+  row: { challenge: string; purpose: ChallengePurpose; binding: string; user_id: string | null } | undefined;
+}
+
+export type { AuthenticationResponseJSON, RegistrationResponseJSON };
 
 function transportsOf(passkey: PasskeyRow): never[] | undefined {
   return passkey.transports ? (JSON.parse(passkey.transports) as never[]) : undefined;
@@ -170,6 +186,7 @@ function asCredential<T extends { id: string; response: object }>(value: unknown
 }
 
 function challengeOf(response: { response: object }): string {
+  // The challenge as the browser signed it; the library compares it again with what `spend` took.
   try {
     const data = JSON.parse(isoBase64URL.toUTF8String((response.response as { clientDataJSON: string }).clientDataJSON)) as { challenge?: unknown };
     return typeof data.challenge === 'string' ? data.challenge : '';

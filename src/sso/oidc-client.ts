@@ -83,7 +83,7 @@ export function createOidcClient(options: OidcClientOptions) {
     try {
       assertPublicWebhookUrl(url, options.allowPrivateNetworks);
     } catch (error) {
-      if (error instanceof SsrfBlockedError) throw new OidcError(`the issuer's host is not public (${error.message}); an operator may allow private issuers with SSO_ALLOW_PRIVATE_NETWORKS=true`);
+      if (error instanceof SsrfBlockedError) throw new OidcError(`the issuer's host is not public (${error.shownMessage}); an operator may allow private issuers with SSO_ALLOW_PRIVATE_NETWORKS=true`);
       throw error;
     }
     return url;
@@ -204,9 +204,10 @@ function emailVerifiedOf(claims: Record<string, unknown>): boolean | null {
 function reason(error: unknown): string {
   if (error instanceof client.AuthorizationResponseError) return `the provider answered ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`;
   if (error instanceof client.ResponseBodyError) return `the provider answered ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`;
-  if (error instanceof SsrfBlockedError) return error.message;
+  // What a name resolved to is never told (security review F11): the admin reading this could map the network.
+  if (error instanceof SsrfBlockedError) return `the provider's host is not public (${error.shownMessage}); an operator may allow private issuers with SSO_ALLOW_PRIVATE_NETWORKS=true`;
   const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof SsrfBlockedError) return `the provider's host is not public (${cause.message})`;
+  if (cause instanceof SsrfBlockedError) return `the provider's host is not public (${cause.shownMessage}); an operator may allow private issuers with SSO_ALLOW_PRIVATE_NETWORKS=true`;
   if (error instanceof Error) {
     // openid-client wraps oauth4webapi's check in a general message; the check's own names the claim.
     if (cause instanceof Error && cause.name === 'OperationProcessingError') return cause.message;

@@ -61,7 +61,11 @@ export class DashboardClient {
     return client;
   }
 
-  constructor(private readonly env: TestEnv) {}
+  /** `remoteAddress`: the client address the service sees (sign-in limits count per address). */
+  constructor(
+    private readonly env: TestEnv,
+    private readonly options: { remoteAddress?: string } = {},
+  ) {}
 
   private cookieHeader(): string | undefined {
     if (this.cookies.size === 0) return undefined;
@@ -85,7 +89,7 @@ export class DashboardClient {
     const headers: Record<string, string> = { ...options.headers };
     const cookie = this.cookieHeader();
     if (cookie) headers.cookie = cookie;
-    const res = await this.env.app.inject({ method: method as 'GET', url, headers, payload: options.payload });
+    const res = await this.env.app.inject({ method: method as 'GET', url, headers, payload: options.payload, ...(this.options.remoteAddress ? { remoteAddress: this.options.remoteAddress } : {}) });
     this.remember(res.headers['set-cookie']);
     const location = res.headers.location === undefined ? undefined : String(res.headers.location);
     const text = res.body;

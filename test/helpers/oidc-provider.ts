@@ -29,6 +29,8 @@ export interface TestOidcProvider {
   otherKey: CryptoKey;
   /** How many times the token endpoint was called. */
   tokenRequests: number;
+  /** Every `client_secret` the token endpoint received, right or wrong (a provider that records what it is sent). */
+  receivedSecrets: string[];
   /**
    * Plays the person's browser at the provider: follows the authorization URL, signs in on the development
    * login form as `login`, and returns the URL the provider sends the browser back to (never contacted).
@@ -43,13 +45,13 @@ export interface TestOidcProvider {
  * `email`, `email_verified` and `name` (from userinfo, as the provider's default puts them, not in the ID
  * token). The token endpoint can be made to return a tampered ID token.
  */
-export async function startOidcProvider(cert: TestCertificate, options: { redirectUri: string; host?: string }): Promise<TestOidcProvider> {
+export async function startOidcProvider(cert: TestCertificate, options: { redirectUri: string; host?: string; clientId?: string; clientSecret?: string }): Promise<TestOidcProvider> {
   const server = https.createServer({ key: cert.key, cert: cert.cert });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const issuer = `https://${options.host ?? 'localhost'}:${port}`;
-  const clientId = 'workspace-test';
-  const clientSecret = 'a client secret for tests only';
+  const clientId = options.clientId ?? 'workspace-test';
+  const clientSecret = options.clientSecret ?? 'a client secret for tests only';
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const other = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
@@ -95,6 +97,7 @@ export async function startOidcProvider(cert: TestCertificate, options: { redire
     tamper: null,
     otherKey: other.privateKey,
     tokenRequests: 0,
+    receivedSecrets: [],
     async signInAt(authorizationUrl, login) {
       const jar = new Map<string, string>();
       const dispatcher = new Agent({ connect: { ca: cert.cert } });
@@ -150,6 +153,8 @@ export async function startOidcProvider(cert: TestCertificate, options: { redire
     await next();
     if (ctx.path !== '/token') return;
     handle.tokenRequests++;
+    const sent = (ctx.oidc as { body?: Record<string, unknown> } | undefined)?.body?.client_secret;
+    if (typeof sent === 'string') handle.receivedSecrets.push(sent);
     const body = ctx.body as { id_token?: string } | undefined;
     if (!handle.tamper || !body?.id_token) return;
     const changed = handle.tamper(decodeJwt(body.id_token));

@@ -91,6 +91,8 @@ export interface TestEnvOptions {
   stripeApi?: ContainerOptions['stripeApi'];
   /** Trusted CA(s) for identity providers (a test provider's self-signed certificate). */
   outboundCa?: ContainerOptions['outboundCa'];
+  /** The password key derivation, wrapped to count what sign-in costs. */
+  passwordKdf?: ContainerOptions['passwordKdf'];
 }
 
 export async function createTestEnv(dialect: TestDialect, options: TestEnvOptions = {}): Promise<TestEnv> {
@@ -103,7 +105,7 @@ export async function createTestEnv(dialect: TestDialect, options: TestEnvOption
     ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
     ...options.env,
   });
-  const container = await createContainer(config, { migrate: true, clock: options.clock, logger: options.logger ?? pino({ level: 'silent' }), stripeApi: options.stripeApi, outboundCa: options.outboundCa });
+  const container = await createContainer(config, { migrate: true, clock: options.clock, logger: options.logger ?? pino({ level: 'silent' }), stripeApi: options.stripeApi, outboundCa: options.outboundCa, passwordKdf: options.passwordKdf });
   const app = await buildApp(container);
   await app.ready();
 

@@ -124,19 +124,23 @@ export const orgGroup: CommandGroup = {
       name: 'sso',
       summary: "an organisation's single sign-on: show it, require it, or stop requiring it",
       details:
-        'ACTION is show, require or unrequire. "require" needs a saved connection, a verified domain and a successful test sign-in (from the dashboard); members in verified domains then sign in only with single sign-on. Audited (source cli).',
+        'ACTION is show, require or unrequire. "require" needs a saved connection, a verified domain and a successful test sign-in (from the dashboard); members in verified domains then sign in only with single sign-on. Their API keys keep working unless --revoke-keys is given. Audited (source cli).',
       positionals: [
         { name: 'ACTION', description: 'show, require or unrequire' },
         { name: 'ORG', description: 'organisation id (org_...)' },
       ],
+      options: {
+        'revoke-keys': { type: 'boolean', description: 'with require: also revoke the API keys of the members it binds (owners keep theirs)' },
+      },
       async run(input) {
         const verb = action(input.args[0]!, SSO_ACTIONS, 'org sso');
         const actor = cliActor(input.args[1]!);
+        let revokedKeys = 0;
         const view = await withContainer(input, async (c) => {
-          if (verb !== 'show') await c.services.sso.setRequired(actor, verb === 'require');
+          if (verb !== 'show') revokedKeys = (await c.services.sso.setRequired(actor, verb === 'require', { revokeKeys: input.flags['revoke-keys'] === true })).revokedKeys;
           return c.services.sso.settings(actor);
         });
-        const data = ssoData(view);
+        const data = { ...ssoData(view), ...(verb === 'require' ? { revoked_keys: revokedKeys } : {}) };
         const conn = data.connection;
         return {
           data,
@@ -148,6 +152,7 @@ export const orgGroup: CommandGroup = {
             ['Tested', conn?.tested_at],
             ['Required', conn?.required_at ?? (data.require_blocked_by ? `no (${data.require_blocked_by})` : 'no')],
             ['Verified domains', data.domains.filter((d) => d.status !== 'pending').map((d) => d.domain).join(', ') || null],
+            ...(verb === 'require' ? [['Keys revoked', String(revokedKeys)] as [string, string]] : []),
           ]),
         };
       },

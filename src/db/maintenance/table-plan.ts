@@ -3,7 +3,13 @@ import type { DB } from '../schema.js';
 /** Tables that exist in the embedded database only (migration 008): PostgreSQL announces the same with NOTIFY. */
 export const SQLITE_ONLY_TABLES = ['auth_changes'] as const satisfies ReadonlyArray<keyof DB>;
 
-type CopiedTable = Exclude<keyof DB, (typeof SQLITE_ONLY_TABLES)[number]>;
+/**
+ * Tables in both schemas whose rows describe the running processes, not the organisations' data: a copied
+ * row would make the first `serve` on PostgreSQL believe another instance shares its database.
+ */
+export const PROCESS_TABLES = ['service_instances'] as const satisfies ReadonlyArray<keyof DB>;
+
+type CopiedTable = Exclude<keyof DB, (typeof SQLITE_ONLY_TABLES)[number] | (typeof PROCESS_TABLES)[number]>;
 
 /**
  * Every table that `copy-to-postgres` moves, with its primary key (the order rows are read and written in,

@@ -16,6 +16,7 @@ import { deliveryControlMigration } from './013-delivery-control.js';
 import { accountSecurityMigration } from './014-account-security.js';
 import { singleSignOnMigration } from './015-single-sign-on.js';
 import { runNumbersMigration } from './016-run-numbers.js';
+import { signInReviewMigration } from './017-sign-in-review.js';
 
 /**
  * Migrations are listed here in order (not read from a folder) so the compiled build carries them and
@@ -41,6 +42,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '014_account_security': accountSecurityMigration(dialect),
         '015_single_sign_on': singleSignOnMigration(dialect),
         '016_run_numbers': runNumbersMigration(),
+        '017_sign_in_review': signInReviewMigration(dialect),
       };
     },
   };

@@ -71,6 +71,12 @@ export function apiKeysRepository(ctx: RepoContext) {
         .executeTakeFirst();
     },
 
+    /** The live keys of these users (revoked together when "Require single sign-on" is asked to). */
+    async liveForUsers(orgId: string, userIds: readonly string[]): Promise<ApiKeyRow[]> {
+      if (userIds.length === 0) return [];
+      return db.selectFrom('api_keys').selectAll().where('org_id', '=', orgId).where('user_id', 'in', userIds).where('revoked_at', 'is', null).orderBy('seq').execute();
+    },
+
     /** Names and prefixes of a bounded list of keys (the audit log's page), revoked ones included. */
     async labels(orgId: string, keyIds: readonly string[]): Promise<Pick<ApiKeyRow, 'id' | 'name' | 'key_prefix'>[]> {
       if (keyIds.length === 0) return [];

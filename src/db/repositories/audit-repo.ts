@@ -19,7 +19,7 @@ const insertAuditRow = prepared(
 );
 
 export interface AuditFilter {
-  /** `project.` (ending in a dot) matches every project action; anything else matches exactly. */
+  /** A prefix of the action (CONTRACT 13): `project` or `project.` every project action, `project.created` that one. */
   action?: string | undefined;
   /** An actor id (`user_...`), or `cli` / `system`, or part of the actor's label. */
   actor?: string | undefined;
@@ -43,11 +43,7 @@ export function auditRepository(ctx: RepoContext) {
   const { db } = ctx;
   function filtered(orgId: string, filter: AuditFilter) {
     let query = db.selectFrom('audit_log').selectAll().where('org_id', '=', orgId);
-    if (filter.action) {
-      query = filter.action.endsWith('.')
-        ? query.where(likeText('action', `${escapeLike(filter.action)}%`))
-        : query.where('action', '=', filter.action);
-    }
+    if (filter.action) query = query.where(likeText('action', `${escapeLike(filter.action)}%`));
     if (filter.actor) {
       const actor = filter.actor;
       query = query.where((eb) =>

@@ -8,6 +8,7 @@ import { exportReadsRepository } from './export-reads-repo.js';
 import { exportsRepository } from './exports-repo.js';
 import type { RepoContext } from './executor.js';
 import { idempotencyRepository } from './idempotency-repo.js';
+import { instancesRepository } from './instances-repo.js';
 import { invitationsRepository } from './invitations-repo.js';
 import { organizationsRepository } from './organizations-repo.js';
 import { projectsRepository } from './projects-repo.js';
@@ -50,6 +51,7 @@ export function createRepositories(ctx: RepoContext) {
     exportReads: exportReadsRepository(ctx),
     stripeEvents: stripeEventsRepository(ctx),
     sso: ssoRepository(ctx),
+    instances: instancesRepository(ctx),
   };
 }
 

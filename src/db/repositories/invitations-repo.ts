@@ -12,6 +12,10 @@ export function invitationsRepository({ db }: RepoContext) {
       return db.selectFrom('invitations').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
     },
 
+    async findById(orgId: string, invitationId: string): Promise<InvitationRow | undefined> {
+      return db.selectFrom('invitations').selectAll().where('org_id', '=', orgId).where('id', '=', invitationId).executeTakeFirst();
+    },
+
     /** The latest open link's expiry for each of these users: the members page shows when an invitation lapses. */
     async openExpiries(orgId: string, userIds: readonly string[]): Promise<Map<string, number>> {
       if (userIds.length === 0) return new Map();

@@ -9,7 +9,7 @@ export type SsoConnectionSave = Pick<SsoConnectionRow, 'issuer' | 'client_id' | 
 
 /**
  * Single sign-on (DASHBOARD 12): the organisation's connection, its e-mail domains, the identities it has
- * signed in, and the round trips under way. Every method but the daily re-check's and the callback's look-up
+ * signed in (kept across a replaced connection), and the round trips under way. Every method but the daily re-check's and the callback's look-up
  * by `state` takes the organisation.
  */
 export function ssoRepository({ db }: RepoContext) {
@@ -134,13 +134,13 @@ export function ssoRepository({ db }: RepoContext) {
         .execute();
     },
 
-    // Identities
+    // Identities: by (organisation, issuer, subject), whatever connection made them (migration 017).
 
-    async findIdentity(connectionId: string, issuer: string, subject: string): Promise<SsoIdentityRow | undefined> {
+    async findIdentity(orgId: string, issuer: string, subject: string): Promise<SsoIdentityRow | undefined> {
       return db
         .selectFrom('sso_identities')
         .selectAll()
-        .where('connection_id', '=', connectionId)
+        .where('org_id', '=', orgId)
         .where('issuer', '=', issuer)
         .where('subject', '=', subject)
         .executeTakeFirst();
@@ -150,13 +150,15 @@ export function ssoRepository({ db }: RepoContext) {
       await db.insertInto('sso_identities').values(row).execute();
     },
 
-    async identityOfUser(orgId: string, connectionId: string, userId: string): Promise<SsoIdentityRow | undefined> {
+    /** The user's link at this issuer, if any (a user has at most one per provider). */
+    async identityOfUser(orgId: string, issuer: string, userId: string): Promise<SsoIdentityRow | undefined> {
       return db
         .selectFrom('sso_identities')
         .selectAll()
         .where('org_id', '=', orgId)
         .where('user_id', '=', userId)
-        .where('connection_id', '=', connectionId)
+        .where('issuer', '=', issuer)
+        .orderBy('seq', 'desc')
         .executeTakeFirst();
     },
 
@@ -164,9 +166,16 @@ export function ssoRepository({ db }: RepoContext) {
       await db.updateTable('sso_identities').set({ email, last_sign_in_at: at }).where('org_id', '=', orgId).where('id', '=', id).execute();
     },
 
-    async identitiesOfUsers(orgId: string, userIds: readonly string[]): Promise<Set<string>> {
+    /** Of these users, those linked at this issuer (the members table's "Single sign-on"). */
+    async identitiesOfUsers(orgId: string, issuer: string, userIds: readonly string[]): Promise<Set<string>> {
       if (userIds.length === 0) return new Set();
-      const rows = await db.selectFrom('sso_identities').select('user_id').where('org_id', '=', orgId).where('user_id', 'in', userIds).execute();
+      const rows = await db
+        .selectFrom('sso_identities')
+        .select('user_id')
+        .where('org_id', '=', orgId)
+        .where('issuer', '=', issuer)
+        .where('user_id', 'in', userIds)
+        .execute();
       return new Set(rows.map((r) => r.user_id));
     },
 

@@ -92,13 +92,35 @@ export function usersRepository({ db }: RepoContext) {
     },
 
     /** Removes the user; sessions, keys, invitations and password links go with it (ON DELETE CASCADE). */
+    /**
+     * The salt of the password hashes already kept for this address in any organisation, oldest account first:
+     * sign-in derives one key per salt, so accounts of one person share one (lib/passwords.ts).
+     */
+    async passwordHashesByEmailAnyOrg(emailNormalized: string): Promise<string[]> {
+      const rows = await db
+        .selectFrom('users')
+        .select('password_hash')
+        .where('email_normalized', '=', emailNormalized)
+        .where('password_hash', 'is not', null)
+        .orderBy('seq')
+        .execute();
+      return rows.map((r) => r.password_hash!);
+    },
+
+    /** A hash rewritten in place (a shared salt, services/passwords.ts), unless the password changed meanwhile. */
+    async setPasswordHashIfUnchanged(orgId: string, userId: string, expected: string, next: string): Promise<void> {
+      await db.updateTable('users').set({ password_hash: next }).where('org_id', '=', orgId).where('id', '=', userId).where('password_hash', '=', expected).execute();
+    },
+
     async delete(orgId: string, userId: string): Promise<boolean> {
       const result = await db.deleteFrom('users').where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
 
-    /** Every active user with this e-mail, in any organisation (sign-in: one e-mail may belong to several). */
-    /** Sign-in's candidates; an organisation being deleted has none (DASHBOARD 10). */
+    /**
+     * Every active user with this e-mail, in any organisation (sign-in: one e-mail may belong to several), oldest
+     * first. Sign-in's candidates; an organisation being deleted has none (DASHBOARD 10).
+     */
     async findActiveByEmailAnyOrg(emailNormalized: string): Promise<UserRow[]> {
       return db
         .selectFrom('users')

@@ -3,7 +3,8 @@ import type { RepoContext } from './executor.js';
 
 /**
  * WebAuthn challenges, single use: kept by their value (random, 256 bits) with what they are for and the
- * browser that asked, and deleted by the verification that reads them, whatever its outcome.
+ * browser that asked, and deleted, in a statement committed on its own, before the verification that reads
+ * them: spent whatever its outcome (services/webauthn.ts).
  */
 export function webauthnChallengesRepository({ db }: RepoContext) {
   return {
@@ -11,13 +12,11 @@ export function webauthnChallengesRepository({ db }: RepoContext) {
       await db.insertInto('webauthn_challenges').values(row).execute();
     },
 
-    /** The challenge, deleted by this call; undefined when unknown, already taken, or past its end. */
-    async take(challenge: string, now: number): Promise<{ purpose: ChallengePurpose; binding: string; user_id: string | null } | undefined> {
-      const row = await db.selectFrom('webauthn_challenges').select(['purpose', 'binding', 'user_id', 'expires_at']).where('challenge', '=', challenge).executeTakeFirst();
-      if (!row) return undefined;
-      const taken = await db.deleteFrom('webauthn_challenges').where('challenge', '=', challenge).executeTakeFirst();
-      if (Number(taken.numDeletedRows) !== 1 || row.expires_at <= now) return undefined;
-      return row;
+    /** The challenge, deleted by this call (one statement); undefined when unknown, already taken, or past its end. */
+    async take(challenge: string, now: number): Promise<{ challenge: string; purpose: ChallengePurpose; binding: string; user_id: string | null } | undefined> {
+      const row = await db.deleteFrom('webauthn_challenges').where('challenge', '=', challenge).returning(['challenge', 'purpose', 'binding', 'user_id', 'expires_at']).executeTakeFirst();
+      if (!row || row.expires_at <= now) return undefined;
+      return { challenge: row.challenge, purpose: row.purpose, binding: row.binding, user_id: row.user_id };
     },
 
     async deleteExpired(now: number, batch: number): Promise<number> {

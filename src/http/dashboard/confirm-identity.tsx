@@ -14,6 +14,20 @@ import { Layout, PASSKEY_SCRIPTS } from './views/layout.js';
 /** The fields "Confirm it's you" adds to the form it posts again; taken out before the original route sees the body. */
 const PROOF_FIELDS = ['_confirm_password', '_confirm_code', '_confirm_passkey'] as const;
 
+/**
+ * Typed secrets are never written into the confirmation page (security review F9): a secret stays only in the
+ * browser's form it was typed into. The page names what was left out, and after confirming the person types
+ * it again on the original form (`_confirm_retype`), instead of the form going on without it.
+ */
+const SECRET_FIELDS: Readonly<Record<string, string>> = {
+  client_secret: 'client secret',
+  secret: 'signing secret',
+  password: 'password',
+  current_password: 'current password',
+  new_password: 'new password',
+};
+const RETYPE_FIELD = '_confirm_retype';
+
 /** A proof that was refused: the confirmation page again, with the reason. */
 class ConfirmationFailed extends DomainError {
   constructor(cause: DomainError) {
@@ -38,6 +52,8 @@ export async function confirmIdentity(services: Services, request: FastifyReques
     delete body[field];
     return typeof value === 'string' ? value : '';
   }) as [string, string, string];
+  const retype = typeof body[RETYPE_FIELD] === 'string' ? (body[RETYPE_FIELD] as string) : null;
+  delete body[RETYPE_FIELD];
   const session = request.dashboard.session;
   if (!session || !request.dashboard.csrfSecret) return;
   try {
@@ -48,6 +64,8 @@ export async function confirmIdentity(services: Services, request: FastifyReques
     if (error instanceof DomainError && error.status < 500) throw new ConfirmationFailed(error);
     throw error;
   }
+  // Confirmed, but the form lacks the secret it held: back to it (its other fields come back too).
+  if (retype !== null) throw new DomainError(409, 'retype_secret', `Confirmed. Type the ${SECRET_FIELDS[retype] ?? 'secret'} again and send the form: it is not carried through "Confirm it's you"`);
 }
 
 /** The page the interrupted form was on: where "Confirm with single sign-on" comes back to. */
@@ -55,15 +73,21 @@ function fromOf(body: unknown): string | null {
   return safeDashboardPath(body && typeof body === 'object' ? (body as Record<string, unknown>)._from : null);
 }
 
-/** The form's own fields (not its token, not the proof), to post again after confirming. */
-function originalFields(body: unknown): [string, string][] {
-  if (!body || typeof body !== 'object') return [];
+/** The form's own fields (not its token, not the proof, not a typed secret), to post again after confirming. */
+function originalFields(body: unknown): { fields: [string, string][]; left: string | null } {
+  if (!body || typeof body !== 'object') return { fields: [], left: null };
   const fields: [string, string][] = [];
+  let left: string | null = null;
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
     if (name === '_csrf' || name === '_from' || name.startsWith('_confirm')) continue;
+    if (name in SECRET_FIELDS) {
+      if (typeof value === 'string' && value !== '') left = name;
+      continue;
+    }
     for (const item of Array.isArray(value) ? value : [value]) if (typeof item === 'string') fields.push([name, item]);
   }
-  return fields;
+  if (left !== null) fields.push([RETYPE_FIELD, left]);
+  return { fields, left };
 }
 
 export async function sendConfirmPage(services: Services, request: FastifyRequest, reply: FastifyReply, error: DomainError): Promise<FastifyReply> {
@@ -73,19 +97,21 @@ export async function sendConfirmPage(services: Services, request: FastifyReques
   const failed = error instanceof ConfirmationFailed;
   const errors = failed ? formErrors(error, { password: 'Password', code: 'Code' }).map((e) => ({ ...e, field: e.field ? `confirm-${e.field}` : null })) : undefined;
   if (error.headers) reply.headers(error.headers);
-  return sendPage(reply, <ConfirmPage page={page} action={request.url} fields={originalFields(request.body)} factors={factors} sso={sso} from={fromOf(request.body)} errors={errors} />, failed ? error.status : 403);
+  const { fields, left } = originalFields(request.body);
+  return sendPage(reply, <ConfirmPage page={page} action={request.url} fields={fields} left={left} factors={factors} sso={sso} from={fromOf(request.body)} errors={errors} />, failed ? error.status : 403);
 }
 
 /**
  * "Confirm it's you" (DASHBOARD 11): the password and a code, or a passkey; the form posts the interrupted
  * request again, to the same address, with its fields as they were typed.
  */
-function ConfirmPage({ page, action, fields, factors, sso, from, errors }: { page: PageContext; action: string; fields: [string, string][]; factors: FactorsOf; sso: boolean; from: string | null; errors?: FormError[] | undefined }) {
+function ConfirmPage({ page, action, fields, left, factors, sso, from, errors }: { page: PageContext; action: string; fields: [string, string][]; left: string | null; factors: FactorsOf; sso: boolean; from: string | null; errors?: FormError[] | undefined }) {
   const minutes = CONFIRM_WINDOW_MS / 60_000;
   const withPassword = factors.password && (factors.code || !factors.passkey);
   return (
     <Layout title="Confirm it's you" viewer={page.viewer} csrf={page.csrf} errors={errors} scripts={factors.passkey ? PASSKEY_SCRIPTS : undefined}>
       <p class="lead">This action needs a recent sign-in. Confirm it's you to go on; you will not be asked again for {minutes} minutes.</p>
+      {left !== null ? <p>The {SECRET_FIELDS[left]} you typed is not carried through this page: after confirming, you type it again.</p> : null}
       <form method="post" action={action} class="panel" data-passkey-auth={factors.passkey ? '/dashboard/account/confirm/passkey-options' : undefined} data-passkey-field="_confirm_passkey">
         <CsrfField token={page.csrf} />
         {fields.map(([name, value]) => (

@@ -39,6 +39,8 @@ const TYPED_LABELS: Record<string, string> = {
   reason: 'Reason',
   url: 'Endpoint URL',
   email: 'Email',
+  issuer: 'Issuer URL',
+  client_id: 'Client ID',
 };
 
 export function typedFields(body: unknown): TypedField[] {

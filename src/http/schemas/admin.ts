@@ -46,7 +46,7 @@ export const AuditLog = ListEnvelope(AuditEntry, 'AuditLog');
 
 export const AuditLogQuery = Type.Object({
   ...PageQuery,
-  action: Type.Optional(Type.String({ maxLength: 100, description: 'An action (`project.created`), or a prefix ending in a dot (`project.`) for all under it.' })),
+  action: Type.Optional(Type.String({ maxLength: 100, description: 'A prefix of the action: `project` (or `project.`) for every project action, `workflow` for workflow and workflow run actions, `project.created` for that one.' })),
   actor_id: Type.Optional(Type.String({ maxLength: 200, description: 'A user id, `cli` or `system` (part of an e-mail matches too).' })),
   target_id: Type.Optional(Type.String({ maxLength: 200, description: 'A target id (part of its label matches too).' })),
   from: Type.Optional(Type.String({ format: 'date-time', description: 'From this time, inclusive.' })),

@@ -164,7 +164,7 @@ function AuditLogView({ page, text, list, cursor, names = { people: new Map(), k
 function FilterForm({ text, errors: problems, filtered }: { text: FilterText; errors?: FormError[] | undefined; filtered: boolean }) {
   return (
     <form method="get" action={HERE} class="filters audit-filters" role="search" aria-label="Filter the audit log">
-      <Field id="action" label="Action" value={text.action} error={errorFor(problems, 'action')} maxLength={100} hint="A prefix such as project. (every project action) or an exact action such as project.created." />
+      <Field id="action" label="Action" value={text.action} error={errorFor(problems, 'action')} maxLength={100} hint="The start of an action: project (every project action), or a whole action such as project.created." />
       <Field id="actor" label="Actor" value={text.actor} error={errorFor(problems, 'actor')} maxLength={200} hint="A user id, part of an e-mail address, or cli or system." />
       <Field id="target" label="Target" value={text.target} error={errorFor(problems, 'target')} maxLength={200} hint="A target id or part of its name." />
       <Field id="from" label="From" value={text.from} error={errorFor(problems, 'from')} hint="UTC, as 2026-11-25 13:44; entries at or after this time." autocomplete="off" maxLength={64} />

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { InvitationView } from '../../../services/invitations-service.js';
 import type { AppDeps } from '../../app-deps.js';
@@ -10,13 +11,43 @@ import { FormBody, FormText } from '../schemas.js';
 import { CsrfField, errorFor, Field, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { enterSession, NewPasswordField, publicResponses, TokenParams } from './auth.js';
+import { RedirectPage } from './sso.js';
 
 // `email` is the read-only field the browser sends along; the invitation decides the address, not the form.
-const AcceptForm = FormBody({ email: FormText(1024), name: FormText(1024), password: FormText(4096) });
+// `with=sso` is "Accept with single sign-on" (its own form, posting to the same address).
+const AcceptForm = FormBody({ email: FormText(1024), name: FormText(1024), password: FormText(4096), with: Type.Optional(Type.Literal('sso')) });
 
 type OpenInvitation = Extract<InvitationView, { state: 'open' }>;
 
+/** "Accept with single sign-on": also posts to the page's own address, so the token is not written into the page. */
+function SsoAcceptForm({ csrf, invitation }: { csrf: string; invitation: OpenInvitation }) {
+  return (
+    <form method="post" class="panel">
+      <CsrfField token={csrf} />
+      <input type="hidden" name="with" value="sso" />
+      <p>
+        {invitation.sso === 'required'
+          ? `${invitation.organizationName} signs in with single sign-on. Sign in at your organisation's identity provider as ${invitation.email} to accept.`
+          : `Or sign in at ${invitation.organizationName}'s identity provider as ${invitation.email}: no password needed here.`}
+      </p>
+      <button type="submit" class={invitation.sso === 'required' ? 'button' : 'button secondary'}>
+        Accept with single sign-on
+      </button>
+    </form>
+  );
+}
+
 function InvitationForm({ invitation, csrf, name, errors }: { invitation: OpenInvitation; csrf: string; name?: string; errors?: FormError[] }) {
+  if (invitation.sso === 'required') {
+    return (
+      <Layout title={`Join ${invitation.organizationName}`} errors={errors}>
+        <p id="intro">
+          You have been invited as <strong>{invitation.role}</strong>. You are signed in to the dashboard once you accept.
+        </p>
+        <SsoAcceptForm csrf={csrf} invitation={invitation} />
+      </Layout>
+    );
+  }
   return (
     <Layout title={`Join ${invitation.organizationName}`} errors={errors}>
       <p id="intro">
@@ -33,6 +64,7 @@ function InvitationForm({ invitation, csrf, name, errors }: { invitation: OpenIn
           Activate account
         </button>
       </form>
+      {invitation.sso === 'offered' ? <SsoAcceptForm csrf={csrf} invitation={invitation} /> : null}
     </Layout>
   );
 }
@@ -85,6 +117,7 @@ export const invitationPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, {
       const { token } = request.params;
       const { name = '', password = '' } = request.body;
       try {
+        if (request.body.with === 'sso') return await sendPage(reply, <RedirectPage url={await services.sso.startInvitation(token, request.dashboard.csrfSecret!)} />);
         const { session } = await services.accounts.acceptInvitation(token, { name, password }, requestContext(request, 'dashboard'));
         return await enterSession(services, cookies, request, reply, session, '/dashboard');
       } catch (error) {

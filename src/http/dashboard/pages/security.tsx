@@ -5,6 +5,7 @@ import type { SignInMethod } from '../../../db/schema.js';
 import { deviceLabel } from '../../../lib/user-agent.js';
 import { groupedSecret } from '../../../lib/totp.js';
 import type { SecurityOverview, SessionView, TotpSetup } from '../../../services/account-security-service.js';
+import type { SsoLinkView } from '../../../services/sso-service.js';
 import type { AppDeps } from '../../app-deps.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { dashboardCookies } from '../cookies.js';
@@ -13,6 +14,7 @@ import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, CsrfField, errorFor, Field, Table, Time, type FormError } from '../views/components.js';
 import { Layout, PASSKEY_SCRIPTS } from '../views/layout.js';
+import { SsoLinkSection } from '../views/sso-link.js';
 
 const HERE = '/dashboard/account/security';
 /** Open to a member who must set up two-step verification before anything else. */
@@ -36,7 +38,7 @@ const METHOD_WORDS: Record<SignInMethod, string> = {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function SecurityView({ page, overview, sessions, required, errors, passkeyName }: { page: PageContext; overview: SecurityOverview; sessions: SessionView[]; required: boolean; errors?: FormError[] | undefined; passkeyName?: string }) {
+function SecurityView({ page, overview, sessions, link, required, errors, passkeyName }: { page: PageContext; overview: SecurityOverview; sessions: SessionView[]; link: SsoLinkView; required: boolean; errors?: FormError[] | undefined; passkeyName?: string }) {
   const { viewer, csrf } = page;
   const hasFactor = overview.totp === 'on' || overview.passkeys.length > 0;
   return (
@@ -98,6 +100,7 @@ function SecurityView({ page, overview, sessions, required, errors, passkeyName 
         </Table>
         <PasskeyForm csrf={csrf} name={passkeyName} errors={errors} />
       </section>
+      <SsoLinkSection link={link} csrf={csrf} back={HERE} />
       <section aria-labelledby="sessions-title" class="panel">
         <h2 id="sessions-title">Sessions</h2>
         <Table caption="Sessions" headers={['Device', 'IP address', 'Signed in', 'Last seen', 'Actions']} captionHidden>
@@ -229,8 +232,8 @@ export const securityPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   const cookies = dashboardCookies(config);
 
   async function showSecurity(page: PageContext, required: boolean, errors?: FormError[], passkeyName?: string) {
-    const [overview, sessions] = await Promise.all([security.overview(page.actor), security.sessions(page.actor)]);
-    return <SecurityView page={page} overview={overview} sessions={sessions} required={required || page.session.twoStep.mustEnroll} errors={errors} passkeyName={passkeyName} />;
+    const [overview, sessions, link] = await Promise.all([security.overview(page.actor), security.sessions(page.actor), services.sso.linkState(page.actor)]);
+    return <SecurityView page={page} overview={overview} sessions={sessions} link={link} required={required || page.session.twoStep.mustEnroll} errors={errors} passkeyName={passkeyName} />;
   }
 
   app.get('/account/security', { config: enrollment, schema: pageSchema(SecurityQuery) }, async (request, reply) => {

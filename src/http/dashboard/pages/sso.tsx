@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { OidcClaims } from '../../../sso/oidc-client.js';
-import type { SsoDomainView, SsoSettingsView } from '../../../services/sso-service.js';
+import type { SsoDomainView, SsoLinkView, SsoSettingsView } from '../../../services/sso-service.js';
 import type { AppDeps } from '../../app-deps.js';
 import { requestContext } from '../../request-context.js';
 import { pageContext, pageRefusal, publicCsrf, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
@@ -11,12 +11,13 @@ import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, CsrfField, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
+import { SsoLinkSection } from '../views/sso-link.js';
 import { enterSession, publicPage, publicResponses } from './auth.js';
 
 const HERE = '/dashboard/settings/sso';
 const ConnectionBody = FormBody({ issuer: FormText(2048), client_id: FormText(512), client_secret: FormText(4096), jit: Type.Optional(Type.Literal('on')), default_role: FormText(16) });
 const DomainBody = FormBody({ domain: FormText(512) });
-const RequireBody = FormBody({ required: Type.Union([Type.Literal('on'), Type.Literal('off')]) });
+const RequireBody = FormBody({ required: Type.Union([Type.Literal('on'), Type.Literal('off')]), revoke_keys: Type.Optional(Type.Literal('on')) });
 const NextBody = FormBody({ next: FormText(2048) });
 const StartBody = FormBody({ email: FormText(1024), next: FormText(2048) });
 const StartQuery = Type.Object({ next: Type.Optional(Type.String({ maxLength: 2048 })) }, { additionalProperties: false });
@@ -38,7 +39,7 @@ function yesNo(value: boolean | null): string {
 }
 
 /** "Continue to your identity provider": a page that goes there by itself, with a link for the rest. */
-function RedirectPage({ url, page }: { url: URL; page?: PageContext | undefined }) {
+export function RedirectPage({ url, page }: { url: URL; page?: PageContext | undefined }) {
   return (
     <Layout title="Continue to your identity provider" viewer={page?.viewer} csrf={page?.csrf} redirectTo={url.href}>
       <p class="lead">You are being sent to {url.host} to sign in.</p>
@@ -52,7 +53,7 @@ function RedirectPage({ url, page }: { url: URL; page?: PageContext | undefined 
 }
 
 /** One domain as a card: its state, the record to publish, and what can be done (a table would not fit a phone). */
-function DomainItem({ domain, csrf }: { domain: SsoDomainView; csrf: string }) {
+function DomainItem({ domain, csrf, canChange }: { domain: SsoDomainView; csrf: string; canChange: boolean }) {
   return (
     <li class="domain-item">
       <h3>{domain.domain}</h3>
@@ -76,84 +77,176 @@ function DomainItem({ domain, csrf }: { domain: SsoDomainView; csrf: string }) {
           <code>{domain.recordValue}</code>
         </dd>
       </dl>
-      <div class="domain-actions">
-        {domain.status !== 'verified' ? <ActionForm action={`${HERE}/domains/verify`} csrf={csrf} label="Verify domain" ariaLabel={`Verify domain ${domain.domain}`} hidden={{ domain: domain.domain }} /> : null}
-        <ActionForm action={`${HERE}/domains/remove`} csrf={csrf} label="Remove" ariaLabel={`Remove domain ${domain.domain}`} hidden={{ domain: domain.domain }} danger />
-      </div>
+      {canChange ? (
+        <div class="domain-actions">
+          {domain.status !== 'verified' ? <ActionForm action={`${HERE}/domains/verify`} csrf={csrf} label="Verify domain" ariaLabel={`Verify domain ${domain.domain}`} hidden={{ domain: domain.domain }} /> : null}
+          <ActionForm action={`${HERE}/domains/remove`} csrf={csrf} label="Remove" ariaLabel={`Remove domain ${domain.domain}`} hidden={{ domain: domain.domain }} danger />
+        </div>
+      ) : null}
     </li>
   );
 }
 
-function SettingsView({ page, view, errors }: { page: PageContext; view: SsoSettingsView; errors?: FormError[] | undefined }) {
+function ConnectionFacts({ connection }: { connection: NonNullable<SsoSettingsView['connection']> }) {
+  return (
+    <dl class="facts">
+      <dt>Issuer URL</dt>
+      <dd>
+        <code class="break">{connection.issuer}</code>
+      </dd>
+      <dt>Client ID</dt>
+      <dd class="break">{connection.clientId}</dd>
+      <dt>Create members on first sign-in</dt>
+      <dd>{connection.jit ? `Yes, as ${connection.defaultRole}` : 'No'}</dd>
+    </dl>
+  );
+}
+
+function TestFacts({ connection }: { connection: NonNullable<SsoSettingsView['connection']> }) {
+  if (!connection.test) return <p>Not tested since the connection was saved.</p>;
+  return (
+    <dl class="facts">
+      <dt>Last successful test</dt>
+      <dd>
+        <Time iso={connection.testedAt === null ? null : new Date(connection.testedAt).toISOString()} />
+      </dd>
+      <dt>Subject</dt>
+      <dd>
+        <code class="break">{connection.test.subject}</code>
+      </dd>
+      <dt>Email</dt>
+      <dd class="break">{connection.test.email ?? 'not given'}</dd>
+      <dt>email_verified</dt>
+      <dd>{yesNo(connection.test.emailVerified)}</dd>
+    </dl>
+  );
+}
+
+function ConnectionForm({ csrf, connection, errors }: { csrf: string; connection: SsoSettingsView['connection']; errors?: FormError[] | undefined }) {
+  return (
+    <form method="post" action={`${HERE}/connection`}>
+      <CsrfField token={csrf} />
+      <Field id="issuer" label="Issuer URL" type="url" value={connection?.issuer} error={errorFor(errors, 'issuer')} hint="https://…, exactly as the provider's discovery document names it (for Entra ID, your tenant's, never common)." required />
+      <Field id="client_id" label="Client ID" value={connection?.clientId} error={errorFor(errors, 'client_id')} required autocomplete="off" />
+      <Field
+        id="client_secret"
+        label="Client secret"
+        type="password"
+        error={errorFor(errors, 'client_secret')}
+        hint={
+          connection
+            ? 'Stored sealed and never shown again. Leave empty to keep the stored secret; a new issuer or client ID needs it typed again.'
+            : 'Stored sealed and never shown again.'
+        }
+        required={!connection}
+        autocomplete="new-password"
+      />
+      <div class="field">
+        <label class="checkbox">
+          <input type="checkbox" name="jit" value="on" checked={connection?.jit ?? false} aria-describedby="jit-hint" /> Create members on first sign-in
+        </label>
+        <p class="hint" id="jit-hint">
+          Only for an email in a verified domain that the provider marks as verified. Off: people must be invited first.
+        </p>
+      </div>
+      <Select id="default_role" label="Default role" options={ROLE_OPTIONS} value={connection?.defaultRole ?? 'member'} error={errorFor(errors, 'default_role')} />
+      <button type="submit">Save connection</button>
+    </form>
+  );
+}
+
+function RequireSection({ page, view }: { page: PageContext; view: SsoSettingsView }) {
+  const { csrf } = page;
+  const connection = view.connection;
+  const keys = view.requiredMembersKeys;
+  if (connection?.requiredAt != null) {
+    return (
+      <>
+        <p>
+          Required since <Time iso={new Date(connection.requiredAt).toISOString()} />. Members whose email is in a verified domain sign in only with single sign-on;
+          owners keep a password sign-in with a second factor for emergencies, audited and mailed to every owner.
+        </p>
+        <p>
+          API keys are credentials of their own and keep working.
+          {view.canChange && keys > 0 ? ` Members who must use single sign-on still hold ${countWords(keys, 'live API key')}; revoke them under "API keys".` : ''}
+        </p>
+        {view.canChange ? <ActionForm action={`${HERE}/require`} csrf={csrf} label="Stop requiring single sign-on" hidden={{ required: 'off' }} secondary /> : null}
+      </>
+    );
+  }
+  return (
+    <>
+      <p>
+        Once required, members whose email is in a verified domain cannot sign in with a password or a passkey. Their API keys keep working unless you revoke
+        them here.
+      </p>
+      {!view.canChange ? <p class="muted">Only an owner can require single sign-on.</p> : view.requireBlockedBy ? <p class="muted">{view.requireBlockedBy}</p> : null}
+      {view.canChange && view.requireBlockedBy === null ? (
+        <form method="post" action={`${HERE}/require`}>
+          <CsrfField token={csrf} />
+          <input type="hidden" name="required" value="on" />
+          {keys > 0 ? (
+            <div class="field">
+              <label class="checkbox">
+                <input type="checkbox" name="revoke_keys" value="on" aria-describedby="revoke-keys-hint" /> Also revoke their API keys ({countWords(keys, 'key')})
+              </label>
+              <p class="hint" id="revoke-keys-hint">
+                The live keys of members who will have to sign in with single sign-on stop working at once. Owners' keys are kept.
+              </p>
+            </div>
+          ) : null}
+          <button type="submit">Require single sign-on</button>
+        </form>
+      ) : null}
+    </>
+  );
+}
+
+function countWords(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function SettingsView({ page, view, link, errors }: { page: PageContext; view: SsoSettingsView; link: SsoLinkView; errors?: FormError[] | undefined }) {
   const { csrf, viewer } = page;
   const connection = view.connection;
-  const owner = viewer.role === 'owner';
   return (
     <Layout title="Single sign-on" viewer={viewer} csrf={csrf} errors={errors}>
       <p class="lead">
         Members sign in through your identity provider (OpenID Connect). Register this service there as a web application with the redirect URL below and the scopes{' '}
         <code>openid email profile</code>. Step-by-step set-up for Keycloak, Entra ID, Okta and Google is in the SSO guide of the documentation.
       </p>
+      {!view.canChange ? (
+        <p class="muted">
+          Only owners change single sign-on: whoever controls the identity provider can sign in as the members it vouches for. Every change is mailed to every owner.
+        </p>
+      ) : null}
       <section class="panel" aria-labelledby="connection-heading">
         <h2 id="connection-heading">Connection</h2>
         <p>
           Redirect URL: <code class="break">{view.redirectUrl}</code>
         </p>
-        <form method="post" action={`${HERE}/connection`}>
-          <CsrfField token={csrf} />
-          <Field id="issuer" label="Issuer URL" type="url" value={connection?.issuer} error={errorFor(errors, 'issuer')} hint="https://…, exactly as the provider's discovery document names it (for Entra ID, your tenant's, never common)." required />
-          <Field id="client_id" label="Client ID" value={connection?.clientId} error={errorFor(errors, 'client_id')} required autocomplete="off" />
-          <Field
-            id="client_secret"
-            label="Client secret"
-            type="password"
-            error={errorFor(errors, 'client_secret')}
-            hint={connection ? 'Stored sealed and never shown again. Leave empty to keep the stored secret.' : 'Stored sealed and never shown again.'}
-            required={!connection}
-            autocomplete="new-password"
-          />
-          <div class="field">
-            <label class="checkbox">
-              <input type="checkbox" name="jit" value="on" checked={connection?.jit ?? false} aria-describedby="jit-hint" /> Create members on first sign-in
-            </label>
-            <p class="hint" id="jit-hint">
-              Only for an email in a verified domain that the provider marks as verified. Off: people must be invited first.
-            </p>
-          </div>
-          <Select id="default_role" label="Default role" options={ROLE_OPTIONS} value={connection?.defaultRole ?? 'member'} error={errorFor(errors, 'default_role')} />
-          <button type="submit">Save connection</button>
-        </form>
+        {view.canChange ? <ConnectionForm csrf={csrf} connection={connection} errors={errors} /> : connection ? <ConnectionFacts connection={connection} /> : <p class="muted">No connection yet.</p>}
         {connection ? (
           <>
             <h3>Test</h3>
-            {connection.test ? (
-              <dl class="facts">
-                <dt>Last successful test</dt>
-                <dd>
-                  <Time iso={connection.testedAt === null ? null : new Date(connection.testedAt).toISOString()} />
-                </dd>
-                <dt>Subject</dt>
-                <dd>
-                  <code class="break">{connection.test.subject}</code>
-                </dd>
-                <dt>Email</dt>
-                <dd class="break">{connection.test.email ?? 'not given'}</dd>
-                <dt>email_verified</dt>
-                <dd>{yesNo(connection.test.emailVerified)}</dd>
-              </dl>
-            ) : (
-              <p>Not tested since the connection was saved.</p>
-            )}
-            <ActionForm action={`${HERE}/test`} csrf={csrf} label="Test single sign-on" secondary />
-            <p class="hint">Signs you in at the provider and shows what it returned, without signing anyone in here.</p>
-            {connection.requiredAt === null ? (
+            <TestFacts connection={connection} />
+            {view.canChange ? (
+              <>
+                <ActionForm action={`${HERE}/test`} csrf={csrf} label="Test single sign-on" secondary />
+                <p class="hint">Signs you in at the provider and shows what it returned, without signing anyone in here.</p>
+              </>
+            ) : null}
+            {view.canChange && connection.requiredAt === null ? (
               <div class="spaced">
+                <p class="hint">Deleting the connection keeps who is linked to whom: the same people sign in again if it is saved again.</p>
                 <ActionForm action={`${HERE}/connection/delete`} csrf={csrf} label="Delete connection" danger />
               </div>
             ) : null}
           </>
         ) : null}
       </section>
+
+      <SsoLinkSection link={link} csrf={csrf} back={HERE} />
 
       <section class="panel" aria-labelledby="domains-heading">
         <h2 id="domains-heading">Domains</h2>
@@ -164,36 +257,24 @@ function SettingsView({ page, view, errors }: { page: PageContext; view: SsoSett
         {view.domains.length > 0 ? (
           <ul class="domain-list" aria-label="Email domains">
             {view.domains.map((domain) => (
-              <DomainItem domain={domain} csrf={csrf} />
+              <DomainItem domain={domain} csrf={csrf} canChange={view.canChange} />
             ))}
           </ul>
         ) : (
           <p class="muted">No domains yet.</p>
         )}
-        <form method="post" action={`${HERE}/domains`}>
-          <CsrfField token={csrf} />
-          <Field id="domain" label="Email domain" error={errorFor(errors, 'domain')} hint="For example example.com (the part after @)." required />
-          <button type="submit">Add domain</button>
-        </form>
+        {view.canChange ? (
+          <form method="post" action={`${HERE}/domains`}>
+            <CsrfField token={csrf} />
+            <Field id="domain" label="Email domain" error={errorFor(errors, 'domain')} hint="For example example.com (the part after @)." required />
+            <button type="submit">Add domain</button>
+          </form>
+        ) : null}
       </section>
 
       <section class="panel" aria-labelledby="require-heading">
         <h2 id="require-heading">Requirement</h2>
-        {connection?.requiredAt != null ? (
-          <>
-            <p>
-              Required since <Time iso={new Date(connection.requiredAt).toISOString()} />. Members whose email is in a verified domain sign in only with single sign-on;
-              owners keep a password sign-in with a second factor for emergencies, audited and mailed to every owner.
-            </p>
-            {owner ? <ActionForm action={`${HERE}/require`} csrf={csrf} label="Stop requiring single sign-on" hidden={{ required: 'off' }} secondary /> : null}
-          </>
-        ) : (
-          <>
-            <p>Once required, members whose email is in a verified domain cannot sign in with a password or a passkey.</p>
-            {!owner ? <p class="muted">Only an owner can require single sign-on.</p> : view.requireBlockedBy ? <p class="muted">{view.requireBlockedBy}</p> : null}
-            {owner && view.requireBlockedBy === null ? <ActionForm action={`${HERE}/require`} csrf={csrf} label="Require single sign-on" hidden={{ required: 'on' }} /> : null}
-          </>
-        )}
+        <RequireSection page={page} view={view} />
       </section>
     </Layout>
   );
@@ -221,8 +302,9 @@ function testResultNotice(claims: OidcClaims, recorded: boolean): string {
 }
 
 /**
- * Single sign-on (DASHBOARD 12): the settings page (admins configure, owners require), "Sign in with single
- * sign-on", the callback every round trip returns to, and "Confirm it's you" at the provider.
+ * Single sign-on (DASHBOARD 12): the settings page (admins see it, owners change it), "Sign in with single
+ * sign-on", "Link my single sign-on account", the callback every round trip returns to, and "Confirm it's
+ * you" at the provider.
  */
 export const ssoPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services, config }) => {
   const sso = services.sso;
@@ -234,7 +316,8 @@ export const ssoPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servic
 
   app.get('/settings/sso', { schema: pageSchema() }, async (request, reply) => {
     const page = pageContext(request);
-    return sendPage(reply, <SettingsView page={page} view={await sso.settings(page.actor)} />);
+    const [view, link] = await Promise.all([sso.settings(page.actor), sso.linkState(page.actor)]);
+    return sendPage(reply, <SettingsView page={page} view={view} link={link} />);
   });
 
   app.post('/settings/sso/connection', { schema: { hide: true, body: ConnectionBody, response: htmlResponses } }, async (request, reply) => {
@@ -267,8 +350,9 @@ export const ssoPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servic
 
   app.post('/settings/sso/require', { schema: { hide: true, body: RequireBody, response: htmlResponses } }, async (request, reply) => {
     const required = request.body.required === 'on';
-    await sso.setRequired(pageContext(request).actor, required);
-    return seeOther(reply, HERE, { notice: required ? 'Single sign-on is now required.' : 'Single sign-on is no longer required.' });
+    const { revokedKeys } = await sso.setRequired(pageContext(request).actor, required, { revokeKeys: request.body.revoke_keys === 'on' });
+    const revoked = revokedKeys > 0 ? ` ${countWords(revokedKeys, 'API key')} of members who must use it ${revokedKeys === 1 ? 'was' : 'were'} revoked.` : '';
+    return seeOther(reply, HERE, { notice: required ? `Single sign-on is now required.${revoked}` : 'Single sign-on is no longer required.' });
   });
 
   app.post('/settings/sso/test', { schema: { hide: true, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
@@ -280,6 +364,12 @@ export const ssoPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servic
     const page = pageContext(request);
     const next = safeDashboardPath(request.body.next);
     return redirect(reply, await sso.startConfirm(page.actor, request.dashboard.csrfSecret!, next), page);
+  });
+
+  app.post('/sso/link', { schema: { hide: true, body: NextBody, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const next = safeDashboardPath(request.body.next);
+    return redirect(reply, await sso.startLink(page.actor, request.dashboard.csrfSecret!, next), page);
   });
 
   app.get('/login/sso', { config: publicPage, schema: { hide: true, querystring: StartQuery, response: publicResponses } }, async (request, reply) => {
@@ -305,6 +395,10 @@ export const ssoPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servic
     const result = await sso.callback(url, request.dashboard.csrfSecret, signedIn, requestContext(request, 'dashboard'));
     if (result.kind === 'session') return enterSession(services, cookies, request, reply, result.session, result.next ?? '/dashboard');
     if (result.kind === 'test') return seeOther(reply, HERE, { notice: testResultNotice(result.claims, result.recorded) });
+    if (result.kind === 'linked') {
+      const who = result.claims.email ?? `subject ${result.claims.subject}`;
+      return seeOther(reply, result.next ?? '/dashboard/account/security', { notice: result.already ? `Your account was already linked to ${who}.` : `Your account is now linked to ${who} at your identity provider.` });
+    }
     return seeOther(reply, result.next ?? '/dashboard', { notice: "Confirmed. Send the form again: you will not be asked for 15 minutes." });
   });
 };

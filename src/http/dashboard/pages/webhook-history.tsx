@@ -148,7 +148,12 @@ export const webhookHistoryPages: FastifyPluginAsyncTypebox<AppDeps> = async (ap
   progressFragment<{ id: string }>(app, '/webhooks/:id/replays/progress', WebhookParams, async (request) => {
     const page = pageContext(request);
     const webhookId = pathId(request.params.id, 'webhook');
-    const jobs = can(page.actor, 'webhooks', 'create') ? await services.replayJobs.listRecent(page.actor, webhookId) : [];
+    // Bulk replays are shown to those who may start them; for others the subscription must still exist here (404).
+    if (!can(page.actor, 'webhooks', 'create')) {
+      await services.webhooks.get(page.actor, webhookId);
+      return { state: [], active: false };
+    }
+    const jobs = await services.replayJobs.listRecent(page.actor, webhookId);
     return { state: jobs.map(replayState), active: jobs.some(replayInProgress) };
   });
 
