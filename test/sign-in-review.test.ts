@@ -394,7 +394,7 @@ describe.each(testDialects())('sign-in security review (%s)', (dialect) => {
       const ownerKey = await env.container.services.admin.createKey({ userId: owner.id, scope: 'full' });
       const browser = await DashboardClient.signedIn(env, org.id, owner.id);
       const page = await browser.get('/dashboard/settings/sso');
-      expect(textOf(page.text)).toContain('Their API keys keep working unless you revoke them here.');
+      expect(textOf(page.text)).toContain('Their API keys are credentials of their own and keep working, unless you revoke them with it below.');
       expect(textOf(page.text)).toMatch(/Also revoke their API keys \(\d+ keys?\)/);
 
       // Required without the box: keys keep working.

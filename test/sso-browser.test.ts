@@ -2,10 +2,12 @@ import fs from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
+import { cliActor } from '../src/services/actor.js';
 import { assertAccessible } from './helpers/axe.js';
 import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
 import { startDnsResponder, type DnsResponder } from './helpers/dns-responder.js';
 import { makeSelfSignedCertificate } from './helpers/https-receiver.js';
+import { latestInvitationToken } from './helpers/mail-outbox.js';
 import { startOidcProvider, type TestOidcProvider } from './helpers/oidc-provider.js';
 import { freePort } from './helpers/redis.js';
 import { createTestEnv, type TestEnv } from './helpers/test-env.js';
@@ -30,6 +32,7 @@ describe.skipIf(SKIP)('single sign-on in a browser (sqlite)', () => {
   let dns: DnsResponder;
   let baseUrl = '';
   let orgId = '';
+  let memberKey = '';
   const people: Record<'owner' | 'admin' | 'member', string> = { owner: `owner@${DOMAIN}`, admin: `admin@${DOMAIN}`, member: `member@${DOMAIN}` };
 
   beforeAll(async () => {
@@ -49,6 +52,9 @@ describe.skipIf(SKIP)('single sign-on in a browser (sqlite)', () => {
       await env.container.store.repos.users.update(orgId, user.id, { password_hash: await hashPassword(PASSWORD) });
       idp.accounts.set(email.split('@')[0]!, { email, email_verified: true, name: email });
     }
+    // A key of the member, for "Also revoke their API keys".
+    const member = (await env.container.store.repos.users.findByEmail(orgId, people.member))!;
+    memberKey = (await env.container.services.admin.createKey({ userId: member.id, scope: 'read', name: 'Reporting' })).key;
   }, 60_000);
 
   afterAll(async () => {
@@ -124,11 +130,34 @@ describe.skipIf(SKIP)('single sign-on in a browser (sqlite)', () => {
     await expect(admin.getByRole('status').filter({ hasText: `Your account is now linked to ${people.admin} at your identity provider.` }).isVisible()).resolves.toBe(true);
     await expect(admin.getByText(`Your account is linked to ${people.admin}`).isVisible()).resolves.toBe(true);
     await assertAccessible(admin, 'single sign-on settings (admin, linked)');
+    await admin.goto(`${baseUrl}/dashboard/account/security`);
+    await expect(admin.getByRole('heading', { name: 'Your single sign-on' }).isVisible()).resolves.toBe(true);
+    await expect(admin.getByText(`Your account is linked to ${people.admin}`).isVisible()).resolves.toBe(true);
+    await shots(admin, 'security-linked');
+
+    // "Confirm it's you" never carries a typed secret (F9): the owner types it again afterwards.
+    await env.container.database.db.updateTable('sessions').set({ confirmed_at: Date.now() - 20 * 60_000 }).execute();
+    await owner.goto(`${baseUrl}/dashboard/settings/sso`);
+    await owner.getByLabel('Client secret').fill(idp.clientSecret);
+    await followClick(owner, owner.getByRole('button', { name: 'Save connection' }));
+    expect(await heading(owner)).toBe("Confirm it's you");
+    await expect(owner.getByText('The client secret you typed is not carried through this page').isVisible()).resolves.toBe(true);
+    expect(await owner.content()).not.toContain(idp.clientSecret);
+    await assertAccessible(owner, 'confirm it is you (a secret left out)');
+    await shots(owner, 'confirm-secret');
+    await owner.getByLabel('Password').fill(PASSWORD);
+    await followClick(owner, owner.getByRole('button', { name: 'Confirm', exact: true }));
+    expect(await heading(owner)).toBe('Single sign-on');
+    await expect(owner.getByRole('alert').filter({ hasText: 'Type the client secret again' }).isVisible()).resolves.toBe(true);
 
     await owner.goto(`${baseUrl}/dashboard/settings/sso`);
+    await expect(owner.getByText('unless you revoke them with it below').isVisible()).resolves.toBe(true);
+    await owner.getByLabel('Also revoke their API keys (1 key)').check();
+    await shots(owner, 'require');
     await followClick(owner, owner.getByRole('button', { name: 'Require single sign-on' }));
-    await expect(owner.getByRole('status').filter({ hasText: 'Single sign-on is now required.' }).isVisible()).resolves.toBe(true);
+    await expect(owner.getByRole('status').filter({ hasText: 'Single sign-on is now required. 1 API key of members who must use it was revoked.' }).isVisible()).resolves.toBe(true);
     await assertAccessible(owner, 'single sign-on settings (required)');
+    expect((await fetch(`${baseUrl}/v1/projects`, { headers: { authorization: `Bearer ${memberKey}` } })).status).toBe(401);
 
     // The linked admin now signs in through the provider.
     const adminAgain = await chrome.newPage({ ignoreHTTPSErrors: true });
@@ -159,5 +188,21 @@ describe.skipIf(SKIP)('single sign-on in a browser (sqlite)', () => {
     await providerSignIn(noScript, 'member', /\/dashboard$/);
     expect(await heading(noScript)).toBe('Overview');
     await expect(noScript.getByText('Max Member').first().isVisible()).resolves.toBe(true);
-  }, 90_000);
+
+    // An invitation while single sign-on is required is accepted through the provider, whatever the role (F12).
+    const invitee = `new.admin@${DOMAIN}`;
+    await env.container.services.users.invite(cliActor(orgId), { email: invitee, role: 'admin' });
+    idp.accounts.set('new.admin', { email: invitee, email_verified: true, name: 'Nia New' });
+    const token = latestInvitationToken(env.dataDir, baseUrl, invitee);
+    const invited = await chrome.newPage({ ignoreHTTPSErrors: true });
+    await invited.goto(`${baseUrl}/invitations/${token}`);
+    expect(await heading(invited)).toBe('Join Federated Co');
+    expect(await invited.getByLabel('Password').count()).toBe(0);
+    await assertAccessible(invited, 'invitation (single sign-on required)');
+    await shots(invited, 'invitation');
+    await invited.getByRole('button', { name: 'Accept with single sign-on' }).click();
+    await providerSignIn(invited, 'new.admin', /\/dashboard$/);
+    expect(await heading(invited)).toBe('Overview');
+    await expect(invited.getByText('Nia New').first().isVisible()).resolves.toBe(true);
+  }, 120_000);
 });

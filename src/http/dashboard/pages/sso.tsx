@@ -163,7 +163,7 @@ function RequireSection({ page, view }: { page: PageContext; view: SsoSettingsVi
     return (
       <>
         <p>
-          Required since <Time iso={new Date(connection.requiredAt).toISOString()} />. Members whose email is in a verified domain sign in only with single sign-on;
+          Required since <Time iso={new Date(connection.requiredAt).toISOString()} absolute />. Members whose email is in a verified domain sign in only with single sign-on;
           owners keep a password sign-in with a second factor for emergencies, audited and mailed to every owner.
         </p>
         <p>
@@ -177,8 +177,8 @@ function RequireSection({ page, view }: { page: PageContext; view: SsoSettingsVi
   return (
     <>
       <p>
-        Once required, members whose email is in a verified domain cannot sign in with a password or a passkey. Their API keys keep working unless you revoke
-        them here.
+        Once required, members whose email is in a verified domain cannot sign in with a password or a passkey. Their API keys are credentials of their own and
+        keep working{view.canChange ? (keys > 0 ? ', unless you revoke them with it below.' : '; none of them holds one now.') : '.'}
       </p>
       {!view.canChange ? <p class="muted">Only an owner can require single sign-on.</p> : view.requireBlockedBy ? <p class="muted">{view.requireBlockedBy}</p> : null}
       {view.canChange && view.requireBlockedBy === null ? (

@@ -13,7 +13,7 @@ export function SsoLinkSection({ link, csrf, back }: { link: SsoLinkView; csrf: 
       {link.linked ? (
         <p>
           Your account is linked to <span class="break">{link.linked.email ?? 'an account without an email address'}</span> at{' '}
-          <code class="break">{link.issuer}</code> since <Time iso={new Date(link.linked.createdAt).toISOString()} />. That account signs you in with "Sign in with single sign-on".
+          <code class="break">{link.issuer}</code> since <Time iso={new Date(link.linked.createdAt).toISOString()} absolute />. That account signs you in with "Sign in with single sign-on".
         </p>
       ) : (
         <>
