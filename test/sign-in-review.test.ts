@@ -252,6 +252,33 @@ describe.each(testDialects())('sign-in security review (%s)', (dialect) => {
     });
   });
 
+  describe('admins who have not linked their account when single sign-on is required', () => {
+    it('are named on the page, told how to get in, and get in as a member first', async () => {
+      await connectTo(idpA, SECRET_A);
+      const admin = await person('admin');
+      const owner = await person('owner');
+      const browser = await DashboardClient.signedIn(env, org.id, owner.id);
+      const before = textOf((await browser.get('/dashboard/settings/sso')).text);
+      expect(before).toContain('Once single sign-on is required, an admin who is not linked cannot sign in');
+      expect(before).toMatch(new RegExp(`Not linked yet: [^.]*Person ${admin.email.match(/\d+/)![0]}`));
+      await db().updateTable('sso_connections').set({ tested_at: Date.now(), required_at: Date.now() }).where('org_id', '=', org.id).execute();
+      try {
+        idpA.accounts.set(`sub-${admin.id}`, { email: admin.email, email_verified: true });
+        const refused = await ssoSignIn(idpA, admin.email, `sub-${admin.id}`);
+        expect(refused.res.status).toBe(403);
+        expect(textOf(refused.res.text)).toContain('ask an owner to make you a member until your first single sign-on');
+        // The way in: a member for the first single sign-on (linked by e-mail), then an admin again.
+        await env.container.services.users.changeRole(cliActor(org.id), admin.id, 'member');
+        expect((await ssoSignIn(idpA, admin.email, `sub-${admin.id}`)).res.status).toBe(303);
+        await env.container.services.users.changeRole(cliActor(org.id), admin.id, 'admin');
+        expect((await ssoSignIn(idpA, admin.email, `sub-${admin.id}`)).res.status).toBe(303);
+        expect(textOf((await browser.get('/dashboard/settings/sso')).text)).not.toMatch(new RegExp(`Not linked yet: [^.]*Person ${admin.email.match(/\d+/)![0]}\b`));
+      } finally {
+        await db().updateTable('sso_connections').set({ required_at: null }).where('org_id', '=', org.id).execute();
+      }
+    });
+  });
+
   describe('F2: the stored secret is never sent to another provider', () => {
     it('a new issuer (or client ID) without the secret is refused; provider B never receives provider A\'s secret', async () => {
       await connectTo(idpA, SECRET_A);

@@ -70,6 +70,11 @@ export interface SsoSettingsView {
   requireBlockedBy: string | null;
   /** The live API keys of the members the requirement binds (owners only; 0 for others). */
   requiredMembersKeys: number;
+  /**
+   * Owners and admins in verified domains not linked at the provider (by name, else e-mail): never linked by
+   * e-mail, they link themselves; while single sign-on is required an admin who has not cannot sign in.
+   */
+  unlinkedAdmins: string[];
 }
 
 /** The signed-in person's own link at the organisation's provider ("Link my single sign-on account"). */
@@ -117,14 +122,16 @@ const notConfigured = () => new DomainError(409, 'sso_not_configured', 'Save a s
  * Owners and admins are never linked by e-mail: whoever runs the provider could otherwise sign in as them
  * (security review F1). They link from their own session, or accept their invitation through the provider.
  */
-function linkYourself(organization: string, invited: boolean): DomainError {
-  return new DomainError(
-    403,
-    'sso_link_yourself',
-    invited
+function linkYourself(organization: string, user: UserRow, required: boolean): DomainError {
+  const message =
+    user.status === 'invited'
       ? `Owners and admins of ${organization} accept their invitation themselves: open the invitation e-mail and choose "Accept with single sign-on".`
-      : `Owners and admins of ${organization} link single sign-on to their account themselves: sign in with your password, then choose "Link my single sign-on account" on your Security page.`,
-  );
+      : !required
+        ? `Owners and admins of ${organization} link single sign-on to their account themselves: sign in with your password, then choose "Link my single sign-on account" on your Security page.`
+        : user.role === 'owner'
+          ? `Owners of ${organization} link single sign-on to their account themselves: sign in with your password and second factor, then choose "Link my single sign-on account" on your Security page.`
+          : `Admins of ${organization} link single sign-on to their account themselves, and while single sign-on is required a password does not sign you in: ask an owner to make you a member until your first single sign-on, then an admin again.`;
+  return new DomainError(403, 'sso_link_yourself', message);
 }
 
 /** The dashboard's admins see the settings; API keys never reach them (a confirmed session's business). */
@@ -319,7 +326,7 @@ export function createSsoService(deps: SsoDeps) {
         const why = claims.emailVerified !== true ? 'the identity provider did not confirm this email address (email_verified)' : `${domain} is not a verified domain of ${org.name}`;
         throw new DomainError(403, 'sso_not_linked', `${org.name} has a member with this email, but ${why}, so single sign-on cannot be linked to it. Ask an administrator of ${org.name}.`);
       }
-      if (existing.role === 'owner' || existing.role === 'admin') throw linkYourself(org.name, existing.status === 'invited');
+      if (existing.role === 'owner' || existing.role === 'admin') throw linkYourself(org.name, existing, connection.required_at !== null);
       if (await repos.sso.identityOfUser(connection.org_id, claims.issuer, existing.id)) {
         throw new DomainError(403, 'sso_not_linked', `This member of ${org.name} is already linked to another account at the identity provider. Ask an administrator of ${org.name}.`);
       }
@@ -437,6 +444,7 @@ export function createSsoService(deps: SsoDeps) {
         domains: domains.map(domainView),
         requireBlockedBy: requireBlockedBy(connection, domains),
         requiredMembersKeys: canChange ? (await keysOfBoundMembers(store.repos, actor.orgId, domains)).length : 0,
+        unlinkedAdmins: connection ? await unlinkedAdmins(store.repos, actor.orgId, connection.issuer, domains) : [],
       };
     },
 
@@ -846,6 +854,14 @@ export function createSsoService(deps: SsoDeps) {
       return store.repos.sso.deleteExpiredAttempts(clock.now(), 1000);
     },
   };
+}
+
+/** Owners and admins the requirement binds (a verified domain) who have not linked their account at this provider. */
+async function unlinkedAdmins(repos: Repositories, orgId: string, issuer: string, domains: readonly SsoDomainRow[]): Promise<string[]> {
+  const verified = new Set(domains.filter((d) => d.verified_at !== null).map((d) => d.domain));
+  const admins = (await repos.users.listActive(orgId)).filter((user) => (user.role === 'owner' || user.role === 'admin') && verified.has(emailDomain(user.email_normalized) ?? ''));
+  const linked = await repos.sso.identitiesOfUsers(orgId, issuer, admins.map((user) => user.id));
+  return admins.filter((user) => !linked.has(user.id)).map((user) => user.name ?? user.email);
 }
 
 /**

@@ -155,6 +155,19 @@ function ConnectionForm({ csrf, connection, errors }: { csrf: string; connection
   );
 }
 
+/** Owners and admins link themselves: who has not yet, and what that means once single sign-on is required. */
+function UnlinkedAdmins({ names, required }: { names: string[]; required: boolean }) {
+  if (names.length === 0) return null;
+  return (
+    <p>
+      Owners and admins are never linked by email: each links their own account. Not linked yet: {names.join(', ')}.{' '}
+      {required
+        ? 'While single sign-on is required, an admin who is not linked cannot sign in (an owner can make them a member until their first single sign-on), and an owner signs in with a password and a second factor.'
+        : 'Once single sign-on is required, an admin who is not linked cannot sign in: ask them to use "Link my single sign-on account" first.'}
+    </p>
+  );
+}
+
 function RequireSection({ page, view }: { page: PageContext; view: SsoSettingsView }) {
   const { csrf } = page;
   const connection = view.connection;
@@ -162,6 +175,7 @@ function RequireSection({ page, view }: { page: PageContext; view: SsoSettingsVi
   if (connection?.requiredAt != null) {
     return (
       <>
+        <UnlinkedAdmins names={view.unlinkedAdmins} required />
         <p>
           Required since <Time iso={new Date(connection.requiredAt).toISOString()} absolute />. Members whose email is in a verified domain sign in only with single sign-on;
           owners keep a password sign-in with a second factor for emergencies, audited and mailed to every owner.
@@ -180,6 +194,7 @@ function RequireSection({ page, view }: { page: PageContext; view: SsoSettingsVi
         Once required, members whose email is in a verified domain cannot sign in with a password or a passkey. Their API keys are credentials of their own and
         keep working{view.canChange ? (keys > 0 ? ', unless you revoke them with it below.' : '; none of them holds one now.') : '.'}
       </p>
+      <UnlinkedAdmins names={view.unlinkedAdmins} required={false} />
       {!view.canChange ? <p class="muted">Only an owner can require single sign-on.</p> : view.requireBlockedBy ? <p class="muted">{view.requireBlockedBy}</p> : null}
       {view.canChange && view.requireBlockedBy === null ? (
         <form method="post" action={`${HERE}/require`}>
