@@ -3615,7 +3615,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The user, now active. (The e-mailed link `GET /invitations/{token}` opens the dashboard form that makes this call; an unknown or used token is 404, an expired one 410.) */
+            /** @description The user, now active. (The e-mailed link `GET /invitations/{token}` opens the dashboard form that makes this call; an unknown or used token is 404, an expired one 410. When the organisation requires single sign-on of the invitee's domain, no password is set: 403 `sso_required`, and the invitation is accepted through the provider on that page.) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];

@@ -238,7 +238,8 @@ export const operationDocs: Record<string, OperationDocs> = {
   acceptInvitation: {
     response:
       'The user, now active. (The e-mailed link `GET /invitations/{token}` opens the dashboard form that makes this call; ' +
-      'an unknown or used token is 404, an expired one 410.)',
+      'an unknown or used token is 404, an expired one 410. When the organisation requires single sign-on of the ' +
+      "invitee's domain, no password is set: 403 `sso_required`, and the invitation is accepted through the provider on that page.)",
     request: { name: 'Grace Hopper', password: 'correct horse battery staple' },
     example: { ...invited, name: 'Grace Hopper', status: 'active', updated_at: later },
   },

@@ -49,7 +49,8 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, 
       response: {
         200: User,
         400: ErrorResponse,
-        // workspace_read_only: the organisation's subscription is cancelled (DASHBOARD 10).
+        // workspace_read_only: the organisation's subscription is cancelled (DASHBOARD 10); sso_required: the
+        // invitee's domain must sign in with single sign-on (DASHBOARD 12), accepted through the provider instead.
         403: ErrorResponse,
         404: ErrorResponse,
         410: ErrorResponse,
