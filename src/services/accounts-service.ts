@@ -40,9 +40,6 @@ export const CURRENT_PASSWORD_LIMIT = 5;
 
 export const INVALID_CREDENTIALS = 'Email or password is incorrect';
 
-// Password input beyond this is refused by the doors; it bounds the work one attempt can cost.
-const MAX_PASSWORD_INPUT = 4096;
-
 const PASSWORD_PURPOSES: readonly AuthTokenPurpose[] = ['setup', 'reset'];
 
 export type PasswordLinkPurpose = 'setup' | 'reset';
@@ -163,7 +160,7 @@ export function createAccountsService(deps: AccountsServiceDeps) {
 
   /** The user's password against `given`; always one scrypt, also when the user has no password yet. */
   async function checkCurrent(user: UserRow, given: string): Promise<boolean> {
-    return passwords.verify(given.slice(0, MAX_PASSWORD_INPUT), user.email_normalized, given.length <= MAX_PASSWORD_INPUT ? user.password_hash : null);
+    return passwords.verify(given, user.email_normalized, user.password_hash);
   }
 
   /**
@@ -225,10 +222,9 @@ export function createAccountsService(deps: AccountsServiceDeps) {
       ]);
       const attempt = await reserveAttempt(signInBuckets(context.ip, normalized));
 
-      const fits = normalized.length <= EMAIL_MAX_LENGTH && password.length <= MAX_PASSWORD_INPUT;
-      const users = fits ? await store.repos.users.findActiveByEmailAnyOrg(normalized) : [];
+      const users = normalized.length <= EMAIL_MAX_LENGTH ? await store.repos.users.findActiveByEmailAnyOrg(normalized) : [];
       const candidates = users.filter((user) => user.password_hash !== null);
-      const found = await passwords.match(password.slice(0, MAX_PASSWORD_INPUT), normalized, candidates.map((user) => user.password_hash!));
+      const found = await passwords.match(password, normalized, candidates.map((user) => user.password_hash!));
       const matches = candidates.filter((_, i) => found.matched[i]);
 
       const allowed: UserRow[] = [];

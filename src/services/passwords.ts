@@ -2,6 +2,12 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Store } from '../db/store.js';
 import { formatPasswordHash, parsePasswordHash, safeEqual, scryptAsync } from '../lib/crypto.js';
 
+/**
+ * Typed input beyond this never matches: it bounds what one attempt can cost (the doors refuse longer fields, and
+ * no password can be set longer than the account rules allow). The check still costs one derivation.
+ */
+export const MAX_PASSWORD_INPUT = 4096;
+
 /** The key derivation (scrypt); injectable so a test can count derivations, which is what a sign-in costs. */
 export type PasswordKdf = (password: string, salt: Buffer) => Promise<Buffer>;
 
@@ -53,6 +59,10 @@ export function createPasswordHasher({ store, kdf = scryptAsync }: { store: Stor
   async function match(password: string, emailNormalized: string, hashes: readonly string[]): Promise<PasswordMatch> {
     const keys = new Map<string, Buffer>();
     const matched: boolean[] = [];
+    if (password.length > MAX_PASSWORD_INPUT) {
+      await kdf(password.slice(0, MAX_PASSWORD_INPUT), standInSalt(emailNormalized));
+      return { matched: hashes.map(() => false), keys };
+    }
     for (const stored of hashes) {
       const parsed = parsePasswordHash(stored);
       matched.push(parsed !== null && safeEqual((await keyFor(password, parsed.salt, keys)).toString('base64url'), parsed.keyText));

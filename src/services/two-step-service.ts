@@ -246,8 +246,7 @@ export function createTwoStepService(deps: TwoStepDeps) {
             return;
           }
           if (!factors.code && factors.passkey) throw fieldError('password', 'Use your passkey to confirm.');
-          const passwordOk = await passwords.verify(proof.password.slice(0, 4096), user.email_normalized, proof.password.length <= 4096 ? user.password_hash : null);
-          if (!passwordOk) throw fieldError('password', 'is incorrect');
+          if (!(await passwords.verify(proof.password, user.email_normalized, user.password_hash))) throw fieldError('password', 'is incorrect');
           if (factors.code && !(await codeAccepted(repos, user, proof.code, now))) throw wrongCode();
         });
       } catch (error) {
