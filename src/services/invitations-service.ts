@@ -88,7 +88,8 @@ export interface AcceptInvitationInput {
 export const acceptWithSso = () =>
   new DomainError(403, 'sso_required', 'Your organisation signs in with single sign-on: accept this invitation with single sign-on.');
 
-async function invitationSso(repos: Repositories, user: UserRow): Promise<InvitationSso> {
+/** The invitee's standing with the organisation's single sign-on (the invitation page, and who may accept through it). */
+export async function invitationSso(repos: Repositories, user: UserRow): Promise<InvitationSso> {
   const domain = emailDomain(user.email_normalized);
   if (domain === null) return null;
   if (await repos.sso.requiresSso(user.org_id, domain)) return 'required';

@@ -17,7 +17,7 @@ import { tooManyAttempts } from './accounts-service.js';
 import { createdChanges, recordAudit, userTarget } from './audit.js';
 import type { AuthEvents } from './auth-events.js';
 import { requireConfirmed } from './confirmation.js';
-import { activateInvited, openInvitation, requireActiveOrganization } from './invitations-service.js';
+import { activateInvited, invitationSso, openInvitation, requireActiveOrganization } from './invitations-service.js';
 import { sessionActor, type SessionsService, type StartedSession } from './sessions-service.js';
 import type { PendingLink, SsoNotices } from './sso-notices.js';
 import { notConfigured, requireOwner } from './sso-rules.js';
@@ -324,9 +324,8 @@ export function createSsoSignInService(deps: SsoSignInDeps) {
       await requireActiveOrganization(store.repos, invitation.org_id);
       const invited = await store.repos.users.findById(invitation.org_id, invitation.user_id);
       if (!invited) throw errors.notFound('invitation');
-      const domain = emailDomain(invited.email_normalized);
-      const [connection, domainRow] = await Promise.all([store.repos.sso.findConnection(invitation.org_id), domain ? store.repos.sso.findDomain(invitation.org_id, domain) : undefined]);
-      if (!connection || domainRow?.verified_at == null) {
+      const connection = await store.repos.sso.findConnection(invitation.org_id);
+      if (!connection || (await invitationSso(store.repos, invited)) === null) {
         throw new DomainError(409, 'sso_not_configured', 'This organisation does not sign in with single sign-on for your address: choose a password instead.');
       }
       return begin(connection, 'invitation', bindingOf(browserSecret), { userId: invited.id, invitationId: invitation.id, loginHint: invited.email });
