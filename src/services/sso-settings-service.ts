@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isUniqueViolation } from '../db/database.js';
 import type { Repositories } from '../db/repositories/index.js';
-import type { SsoConnectionRow, SsoDomainRow, SsoRole } from '../db/schema.js';
+import type { SsoConnectionRow, SsoDomainRow, SsoRole, UserRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { DomainError, errors, fieldError } from '../errors.js';
 import { emailDomain, normalizeDomain } from '../lib/email-domain.js';
@@ -153,6 +153,7 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
       if (actor.type !== 'user') await organization(store.repos, actor.orgId);
       const [connection, domains] = await Promise.all([store.repos.sso.findConnection(actor.orgId), store.repos.sso.listDomains(actor.orgId)]);
       const canChange = actingRole(actor) === 'owner';
+      const bound = await boundPeople(store.repos, actor.orgId, domains);
       return {
         redirectUrl,
         canChange,
@@ -173,8 +174,8 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
           : null,
         domains: domains.map(domainView),
         requireBlockedBy: requireBlockedBy(connection, domains),
-        requiredMembersKeys: canChange ? (await keysOfBoundMembers(store.repos, actor.orgId, domains)).length : 0,
-        unlinkedAdmins: connection ? await unlinkedAdmins(store.repos, actor.orgId, connection.issuer, domains) : [],
+        requiredMembersKeys: canChange ? (await keysOfBoundMembers(store.repos, actor.orgId, bound)).length : 0,
+        unlinkedAdmins: connection ? await unlinkedAdmins(store.repos, actor.orgId, connection.issuer, bound) : [],
       };
     },
 
@@ -355,7 +356,7 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
         }
         const revoked: string[] = [];
         if (required && options.revokeKeys) {
-          for (const key of await keysOfBoundMembers(repos, actor.orgId, domains)) {
+          for (const key of await keysOfBoundMembers(repos, actor.orgId, await boundPeople(repos, actor.orgId, domains))) {
             const row = await repos.apiKeys.revoke(actor.orgId, key.id, now);
             if (!row) continue;
             revoked.push(row.id);
@@ -431,23 +432,26 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
   };
 }
 
-/** Owners and admins the requirement binds (a verified domain) who have not linked their account at this provider. */
-async function unlinkedAdmins(repos: Repositories, orgId: string, issuer: string, domains: readonly SsoDomainRow[]): Promise<string[]> {
+/**
+ * The active people "Require single sign-on" binds: those whose e-mail is in a verified domain, by the sign-in
+ * gate's own rule (sessions-service.ts). Read once for the settings page's two questions below.
+ */
+async function boundPeople(repos: Repositories, orgId: string, domains: readonly SsoDomainRow[]): Promise<UserRow[]> {
   const verified = new Set(domains.filter((d) => d.verified_at !== null).map((d) => d.domain));
-  const admins = (await repos.users.listActive(orgId)).filter((user) => (user.role === 'owner' || user.role === 'admin') && verified.has(emailDomain(user.email_normalized) ?? ''));
+  if (verified.size === 0) return [];
+  return (await repos.users.listActive(orgId)).filter((user) => verified.has(emailDomain(user.email_normalized) ?? ''));
+}
+
+/** Owners and admins among them who have not linked their account at this provider (they are never linked by e-mail). */
+async function unlinkedAdmins(repos: Repositories, orgId: string, issuer: string, bound: readonly UserRow[]): Promise<string[]> {
+  const admins = bound.filter((user) => user.role === 'owner' || user.role === 'admin');
   const linked = await repos.sso.identitiesOfUsers(orgId, issuer, admins.map((user) => user.id));
   return admins.filter((user) => !linked.has(user.id)).map((user) => user.name ?? user.email);
 }
 
-/**
- * The live API keys of the members "Require single sign-on" binds: active, not owners (break glass), with an
- * e-mail in a verified domain, decided by the same e-mail rule as the sign-in gate.
- */
-async function keysOfBoundMembers(repos: Repositories, orgId: string, domains: readonly SsoDomainRow[]) {
-  const verified = new Set(domains.filter((d) => d.verified_at !== null).map((d) => d.domain));
-  if (verified.size === 0) return [];
-  const bound = (await repos.users.listActive(orgId)).filter((user) => user.role !== 'owner' && verified.has(emailDomain(user.email_normalized) ?? ''));
-  return repos.apiKeys.liveForUsers(orgId, bound.map((user) => user.id));
+/** The live API keys of those who are not owners (owners keep theirs, for break glass). */
+async function keysOfBoundMembers(repos: Repositories, orgId: string, bound: readonly UserRow[]) {
+  return repos.apiKeys.liveForUsers(orgId, bound.filter((user) => user.role !== 'owner').map((user) => user.id));
 }
 
 export type SsoSettingsService = ReturnType<typeof createSsoSettingsService>;
