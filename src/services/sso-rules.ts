@@ -1,3 +1,4 @@
+import type { Repositories } from '../db/repositories/index.js';
 import { DomainError, errors } from '../errors.js';
 import { actingRole, type Actor } from './actor.js';
 
@@ -16,4 +17,11 @@ export function requireAdminView(actor: Actor): void {
 export function requireOwner(actor: Actor): void {
   if (actingRole(actor) !== 'owner') throw errors.forbidden('only an owner changes single sign-on');
   if (actor.type === 'user' && actor.keyId !== null) throw errors.forbidden('single sign-on is configured from the dashboard or the CLI');
+}
+
+/** The organisation a setting or a round trip belongs to (404 when it is gone). */
+export async function organizationOf(repos: Repositories, orgId: string) {
+  const org = await repos.organizations.findById(orgId);
+  if (!org) throw errors.notFound('organization');
+  return org;
 }

@@ -15,7 +15,7 @@ import { keyTarget, recordAudit, type AuditTarget } from './audit.js';
 import type { AuthEvents } from './auth-events.js';
 import { requireConfirmed } from './confirmation.js';
 import type { SsoNotices } from './sso-notices.js';
-import { requireAdminView, requireOwner } from './sso-rules.js';
+import { organizationOf, requireAdminView, requireOwner } from './sso-rules.js';
 import { requireWritable } from './workspace.js';
 
 /** Verified domains are looked up again after this long. */
@@ -132,10 +132,15 @@ function connectionChangeWords(before: SsoConnectionRow | undefined, after: { is
 export function createSsoSettingsService(deps: SsoSettingsDeps) {
   const { store, clock, box, oidc, txt, authEvents, notices, redirectUrl, log } = deps;
 
-  async function organization(repos: Repositories, orgId: string) {
-    const org = await repos.organizations.findById(orgId);
-    if (!org) throw errors.notFound('organization');
-    return org;
+  /**
+   * Every change here (after the owner check and the input's own): a writable workspace and a session confirmed in
+   * the last 15 minutes. Returns the time it is made at.
+   */
+  async function confirmedChange(actor: Actor): Promise<number> {
+    await requireWritable(store.repos, actor);
+    const now = clock.now();
+    requireConfirmed(actor, now);
+    return now;
   }
 
   async function lookup(name: string): Promise<string[]> {
@@ -150,7 +155,7 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
   return {
     async settings(actor: Actor): Promise<SsoSettingsView> {
       requireAdminView(actor);
-      if (actor.type !== 'user') await organization(store.repos, actor.orgId);
+      if (actor.type !== 'user') await organizationOf(store.repos, actor.orgId);
       const [connection, domains] = await Promise.all([store.repos.sso.findConnection(actor.orgId), store.repos.sso.listDomains(actor.orgId)]);
       const canChange = actingRole(actor) === 'owner';
       const bound = await boundPeople(store.repos, actor.orgId, domains);
@@ -186,9 +191,7 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
      */
     async saveConnection(actor: Actor, input: SaveConnectionInput): Promise<void> {
       requireOwner(actor);
-      await requireWritable(store.repos, actor);
-      const now = clock.now();
-      requireConfirmed(actor, now);
+      const now = await confirmedChange(actor);
       const issuer = input.issuer.trim().replace(/\/+$/, '');
       const clientId = input.clientId.trim();
       const problems = [
@@ -215,7 +218,7 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
       }
       const role = input.defaultRole as SsoRole;
       const words = await store.transaction(async (repos) => {
-        const org = await organization(repos, actor.orgId);
+        const org = await organizationOf(repos, actor.orgId);
         const before = await repos.sso.findConnection(actor.orgId);
         const values = { issuer, client_id: clientId, client_secret: box.seal(secret), jit: input.jit ? 1 : 0, default_role: role, updated_at: Math.max(now, (before?.updated_at ?? 0) + 1) };
         if (before) {
@@ -237,11 +240,9 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
     /** "Delete connection" (owners): nobody signs in through it any more; the links stay, should it come back. */
     async deleteConnection(actor: Actor): Promise<void> {
       requireOwner(actor);
-      await requireWritable(store.repos, actor);
-      const now = clock.now();
-      requireConfirmed(actor, now);
+      const now = await confirmedChange(actor);
       const issuer = await store.transaction(async (repos) => {
-        const org = await organization(repos, actor.orgId);
+        const org = await organizationOf(repos, actor.orgId);
         const connection = await repos.sso.findConnection(actor.orgId);
         if (!connection) throw errors.notFound('single sign-on connection');
         if (connection.required_at !== null) throw errors.conflict('Single sign-on is required: stop requiring it before you delete the connection.');
@@ -257,11 +258,9 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
       requireOwner(actor);
       const domain = normalizeDomain(input);
       if (domain === null) throw fieldError('domain', 'must be a domain name such as example.com');
-      await requireWritable(store.repos, actor);
-      const now = clock.now();
-      requireConfirmed(actor, now);
+      const now = await confirmedChange(actor);
       return store.transaction(async (repos) => {
-        const org = await organization(repos, actor.orgId);
+        const org = await organizationOf(repos, actor.orgId);
         if (await repos.sso.findDomain(actor.orgId, domain)) throw errors.conflict(`${domain} is already listed`);
         if ((await repos.sso.listDomains(actor.orgId)).length >= DOMAINS_PER_ORGANIZATION) throw errors.conflict(`An organisation may list at most ${DOMAINS_PER_ORGANIZATION} domains`);
         const taken = await repos.sso.verifiedDomainAnyOrg(domain);
@@ -276,8 +275,7 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
     /** "Verify domain" (owners): the TXT record looked up now; verified for this organisation unless another holds it. */
     async verifyDomain(actor: Actor, input: string): Promise<SsoDomainView> {
       requireOwner(actor);
-      await requireWritable(store.repos, actor);
-      requireConfirmed(actor, clock.now());
+      await confirmedChange(actor);
       const domain = normalizeDomain(input);
       const row = domain ? await store.repos.sso.findDomain(actor.orgId, domain) : undefined;
       if (!domain || !row) throw errors.notFound('domain');
@@ -290,7 +288,7 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
       let verified: { view: SsoDomainView; newly: boolean };
       try {
         verified = await store.transaction(async (repos) => {
-          const org = await organization(repos, actor.orgId);
+          const org = await organizationOf(repos, actor.orgId);
           const taken = await repos.sso.verifiedDomainAnyOrg(domain);
           if (taken && taken.org_id !== actor.orgId) throw new DomainError(409, 'domain_taken', `${domain} is verified by another organisation`);
           const wasVerified = row.verified_at !== null;
@@ -310,11 +308,9 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
     async removeDomain(actor: Actor, input: string): Promise<void> {
       requireOwner(actor);
       const domain = normalizeDomain(input) ?? '';
-      await requireWritable(store.repos, actor);
-      const now = clock.now();
-      requireConfirmed(actor, now);
+      const now = await confirmedChange(actor);
       const wasVerified = await store.transaction(async (repos) => {
-        const org = await organization(repos, actor.orgId);
+        const org = await organizationOf(repos, actor.orgId);
         const connection = await repos.sso.findConnection(actor.orgId);
         const domains = await repos.sso.listDomains(actor.orgId);
         const row = domains.find((d) => d.domain === domain);
@@ -336,11 +332,9 @@ export function createSsoSettingsService(deps: SsoSettingsDeps) {
      */
     async setRequired(actor: Actor, required: boolean, options: { revokeKeys?: boolean } = {}): Promise<{ revokedKeys: number }> {
       requireOwner(actor);
-      await requireWritable(store.repos, actor);
-      const now = clock.now();
-      requireConfirmed(actor, now);
+      const now = await confirmedChange(actor);
       const result = await store.transaction(async (repos) => {
-        const org = await organization(repos, actor.orgId);
+        const org = await organizationOf(repos, actor.orgId);
         const connection = await repos.sso.findConnection(actor.orgId);
         const domains = await repos.sso.listDomains(actor.orgId);
         if (required) {

@@ -20,7 +20,7 @@ import { requireConfirmed } from './confirmation.js';
 import { activateInvited, invitationSso, openInvitation, requireActiveOrganization } from './invitations-service.js';
 import { sessionActor, type SessionsService, type StartedSession } from './sessions-service.js';
 import type { PendingLink, SsoNotices } from './sso-notices.js';
-import { notConfigured, requireOwner } from './sso-rules.js';
+import { notConfigured, organizationOf, requireOwner } from './sso-rules.js';
 import { normalizeEmail } from './users-view.js';
 import { ACTIVE_WORKSPACE } from './workspace.js';
 
@@ -88,12 +88,6 @@ export function createSsoSignInService(deps: SsoSignInDeps) {
     return { cacheKey: `${row.id}:${row.updated_at}`, issuer: row.issuer, clientId: row.client_id, clientSecret: box.open(row.client_secret) };
   }
 
-  async function organization(repos: Repositories, orgId: string) {
-    const org = await repos.organizations.findById(orgId);
-    if (!org) throw errors.notFound('organization');
-    return org;
-  }
-
   /** Inside the caller's unit: a new identity, audited. */
   async function link(repos: Repositories, connection: SsoConnectionRow, user: UserRow, claims: OidcClaims, way: LinkWay, context: ActorContext, sessionId: string | null, now: number): Promise<PendingLink> {
     await repos.sso.insertIdentity({
@@ -155,7 +149,7 @@ export function createSsoSignInService(deps: SsoSignInDeps) {
    * the organisation creates them; otherwise refused.
    */
   async function memberFor(repos: Repositories, connection: SsoConnectionRow, claims: OidcClaims, context: ActorContext, now: number): Promise<{ user: UserRow; pending: PendingLink | null }> {
-    const org = await organization(repos, connection.org_id);
+    const org = await organizationOf(repos, connection.org_id);
     const identity = await repos.sso.findIdentity(connection.org_id, claims.issuer, claims.subject);
     if (identity) {
       const user = await repos.users.findById(connection.org_id, identity.user_id);
@@ -212,7 +206,7 @@ export function createSsoSignInService(deps: SsoSignInDeps) {
   /** "Link my single sign-on account": the signed-in person's account, to whoever just signed in at the provider. */
   async function linkSelf(connection: SsoConnectionRow, signedIn: UserActor, claims: OidcClaims, now: number): Promise<{ already: boolean; pending: PendingLink | null }> {
     return store.transaction(async (repos) => {
-      const org = await organization(repos, connection.org_id);
+      const org = await organizationOf(repos, connection.org_id);
       const identity = await repos.sso.findIdentity(connection.org_id, claims.issuer, claims.subject);
       if (identity) {
         if (identity.user_id === signedIn.userId) return { already: true, pending: null };
