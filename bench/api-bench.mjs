@@ -123,7 +123,7 @@ if (dialects[0] === 'postgres' && !opts.databaseUrl) opts.databaseUrl = DEFAULT_
 if (opts.projects < 10_000) throw new Error('--projects must be at least 10000 so page 100 exists');
 const RATE_LIMIT = 100_000_000; // raised so the limiter runs on every request but never refuses
 
-if (!fs.existsSync(path.join(root, 'dist/http/app.js'))) {
+if (!fs.existsSync(path.join(root, 'dist/app.js'))) {
   console.error('dist/ is missing: run `npm run build` first');
   process.exit(1);
 }

@@ -18,6 +18,7 @@ import { URLSearchParams } from 'node:url';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { builtModule } from './built.mjs';
 
 const single = process.argv[2] === '--single';
 const [baseRoot, candRoot, roundsText = '4', msText = '500'] = process.argv.slice(single ? 3 : 2);
@@ -31,7 +32,7 @@ async function load(root, label) {
   const { loadConfig } = await import(`${dist}/config.js`);
   const { createContainer } = await import(`${dist}/container.js`);
   const { cliActor } = await import(`${dist}/services/actor.js`);
-  const { buildApp } = await import(`${dist}/http/app.js`);
+  const { buildApp } = await builtModule(dist, 'app');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `dash-ab-${label}-`));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000' });
   const container = await createContainer(config, { migrate: true });

@@ -27,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
+import { builtPath } from './built.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -103,7 +104,7 @@ async function main() {
   };
   if (!opts.dialects) throw new Error('--dialect must be sqlite, postgres or both');
   const dist = path.join(opts.root, 'dist');
-  if (!fs.existsSync(path.join(dist, 'exports/export-job.js'))) throw new Error(`${dist} has no export job: run \`npm run build\` first`);
+  builtPath(dist, 'exportJob');
   const mod = {
     ...(await import(path.join(dist, 'config.js'))),
     ...(await import(path.join(dist, 'container.js'))),

@@ -38,6 +38,7 @@ import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { builtModule } from './built.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -73,13 +74,9 @@ const opts = {
 };
 if (!opts.dialects) throw new Error('--dialect must be sqlite, postgres or both');
 const dist = path.join(opts.root, 'dist');
-if (!fs.existsSync(path.join(dist, 'http/app.js'))) {
-  console.error(`${dist} is missing: run \`npm run build\` first`);
-  process.exit(1);
-}
 const { loadConfig } = await import(path.join(dist, 'config.js'));
 const { createContainer } = await import(path.join(dist, 'container.js'));
-const { buildApp } = await import(path.join(dist, 'http/app.js'));
+const { buildApp } = await builtModule(dist, 'app');
 const { cliActor } = await import(path.join(dist, 'services/actor.js'));
 const { newId } = await import(path.join(dist, 'lib/ids.js'));
 const { EVENT_TYPES } = await import(path.join(dist, 'services/events.js'));

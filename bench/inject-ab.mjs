@@ -6,6 +6,7 @@
 // A root is a checkout with dist/ built (e.g. a copy of the tree at the previous commit).
 import fs from 'node:fs';
 import path from 'node:path';
+import { builtModule } from './built.mjs';
 
 const [baseRoot, candRoot, scenario = 'get', roundsText = '8', msText = '700'] = process.argv.slice(2);
 if (!baseRoot || !candRoot) {
@@ -20,7 +21,7 @@ async function load(root, label) {
   // Builds before the actor model took an organisation id where they now take an actor.
   const actorModule = await import(`${dist}/services/actor.js`).catch(() => null);
   const cliActor = (orgId) => (actorModule ? actorModule.cliActor(orgId) : orgId);
-  const { buildApp } = await import(`${dist}/http/app.js`);
+  const { buildApp } = await builtModule(dist, 'app');
   const dataDir = fs.mkdtempSync(path.join(path.resolve(root, '.bench-tmp'), `ab-${label}-`));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000' });
   const container = await createContainer(config, { migrate: true });

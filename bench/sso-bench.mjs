@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath, URLSearchParams } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent, fetch } from 'undici';
+import { builtModule } from './built.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -105,7 +106,7 @@ async function openBuild(root, label) {
   const { loadConfig } = await import(`${dist}/config.js`);
   const { createContainer } = await import(`${dist}/container.js`);
   const { cliActor } = await import(`${dist}/services/actor.js`);
-  const { buildApp } = await import(`${dist}/http/app.js`);
+  const { buildApp } = await builtModule(dist, 'app');
   const { hashPassword } = await import(`${dist}/lib/crypto.js`);
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: BASE, SSO_ALLOW_PRIVATE_NETWORKS: 'true', RATE_LIMIT_PER_MINUTE: '100000000' });
   const container = await createContainer(config, { migrate: true, outboundCa: fs.readFileSync(certFile, 'utf8') });

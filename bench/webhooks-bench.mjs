@@ -34,6 +34,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { builtModule, builtPath } from './built.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 let root = path.resolve(here, '..');
@@ -175,11 +176,11 @@ async function waitForCount(receiver, n, timeoutMs, withLatencies = false) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (opts.root) root = opts.root;
-  if (!fs.existsSync(path.join(root, 'dist/delivery/index.js'))) throw new Error('build first: npm run build');
+  builtPath(path.join(root, 'dist'), 'worker');
   const { loadConfig } = await import(path.join(root, 'dist/config.js'));
   const { createContainer } = await import(path.join(root, 'dist/container.js'));
   const { cliActor } = await import(path.join(root, 'dist/services/actor.js'));
-  const { startDeliveryWorker } = await import(path.join(root, 'dist/delivery/index.js'));
+  const { startDeliveryWorker } = await builtModule(path.join(root, 'dist'), 'worker');
   const { recordEvent } = await import(path.join(root, 'dist/services/events.js'));
   const { USER_AGENT } = await import(path.join(root, 'dist/delivery/sender.js'));
   /** A build's own modules (its worker, its schema), for --vs: the other build is loaded beside this one. */
@@ -188,7 +189,7 @@ async function main() {
     loadConfig: (await import(path.join(dir, 'dist/config.js'))).loadConfig,
     createContainer: (await import(path.join(dir, 'dist/container.js'))).createContainer,
     cliActor: (await import(path.join(dir, 'dist/services/actor.js'))).cliActor,
-    startDeliveryWorker: (await import(path.join(dir, 'dist/delivery/index.js'))).startDeliveryWorker,
+    startDeliveryWorker: (await builtModule(path.join(dir, 'dist'), 'worker')).startDeliveryWorker,
     recordEvent: (await import(path.join(dir, 'dist/services/events.js'))).recordEvent,
   });
   const builds = [await buildOf(root), ...(opts.vs ? [await buildOf(opts.vs)] : [])];

@@ -45,6 +45,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { builtModule, builtPath } from './built.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -162,12 +163,12 @@ async function main() {
   };
   if (!opts.dialects) throw new Error('--dialect must be sqlite, postgres or both');
   const dist = path.join(opts.root, 'dist');
-  if (!fs.existsSync(path.join(dist, 'workflows/run-engine.js'))) throw new Error(`${dist} has no run engine: run \`npm run build\` first`);
+  builtPath(dist, 'runEngine');
   const mod = {
     ...(await import(path.join(dist, 'config.js'))),
     ...(await import(path.join(dist, 'container.js'))),
     ...(await import(path.join(dist, 'services/actor.js'))),
-    ...(await import(path.join(dist, 'delivery/index.js'))),
+    ...(await builtModule(dist, 'worker')),
     ...(await import(path.join(dist, 'services/events.js'))),
     ...(await import(path.join(dist, 'lib/ids.js'))),
   };

@@ -13,7 +13,7 @@ export const COMMITTED_BASE_URL = 'http://127.0.0.1:3000';
 /** The document as the built app serves it with PUBLIC_BASE_URL=COMMITTED_BASE_URL, pretty-printed. */
 export async function renderDocument(root) {
   const { loadConfig, createContainer } = await import(path.join(root, 'dist/index.js'));
-  const { buildApp } = await import(path.join(root, 'dist/http/app.js'));
+  const { buildApp } = await import(path.join(root, 'dist/app.js'));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-openapi-'));
   try {
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PUBLIC_BASE_URL: COMMITTED_BASE_URL });

@@ -11,7 +11,7 @@ import { createMemoryRateLimiter } from './rate-limit/memory-rate-limiter.js';
 import { createSharedState } from './redis/shared-state.js';
 import { createPgWakeRelay } from './db/pg-notify.js';
 import { metricsRepository } from './db/repositories/metrics-repo.js';
-import { createMetrics, type Metrics } from './lib/metrics.js';
+import { createMetrics, type Metrics } from './tracing/metrics.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createAccountsService } from './services/accounts-service.js';
 import { createAdminService } from './services/admin-service.js';

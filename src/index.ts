@@ -10,7 +10,7 @@ export type { Webhook, CreatedWebhook } from './services/webhooks-service.js';
 export type { Project } from './services/projects-service.js';
 export { loadConfig, type Config } from './config.js';
 export { createContainer, type Container } from './container.js';
-export { startDeliveryWorker, type RunningWorker } from './delivery/index.js';
+export { startDeliveryWorker, type RunningWorker } from './worker/index.js';
 
 /** Header names of a webhook delivery (CONTRACT section 7), lower-cased as Node presents them. */
 export const WEBHOOK_HEADERS = {

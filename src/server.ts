@@ -2,10 +2,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
 import { migrateToLatest, schemaStatus, SchemaBehindError } from './db/database.js';
-import { startDeliveryWorker, type RunningWorker } from './delivery/index.js';
+import { startDeliveryWorker, type RunningWorker } from './worker/index.js';
 import { prepareSecretsAtRest } from './services/secrets-at-rest.js';
 import { createInstancePresence, type InstancePresence } from './services/instances-service.js';
-import { buildApp, type App } from './http/app.js';
+import { buildApp, type App } from './app.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics.js';
 
 /** A running process part (API + worker, or worker alone) that can be shut down once. */

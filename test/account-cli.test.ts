@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createContainer, type Container } from '../src/container.js';
-import { buildApp, type App } from '../src/http/app.js';
+import { buildApp, type App } from '../src/app.js';
 import { sha256Hex } from '../src/lib/crypto.js';
 import { cliActor } from '../src/services/actor.js';
 import { cliJson, createCliWorld, runCli } from './helpers/cli.js';

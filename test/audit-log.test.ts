@@ -2,7 +2,7 @@ import { ACTIVE_WORKSPACE } from '../src/services/workspace.js';
 import type { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDeliveryWorker } from '../src/delivery/index.js';
+import { startDeliveryWorker } from '../src/worker/index.js';
 import type { Role } from '../src/db/schema.js';
 import { toIso } from '../src/lib/time.js';
 import { cliActor, FULL_SCOPE, systemActor, type Actor, type UserActor } from '../src/services/actor.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { createTestEnv, testDialects, type ApiResponse, type TestEnv, type TestOrg } from './helpers/test-env.js';
 

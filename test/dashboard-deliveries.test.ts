@@ -7,7 +7,7 @@ import { cliActor } from '../src/services/actor.js';
 import { HISTORY_SCAN_LIMIT } from '../src/services/deliveries-service.js';
 import { EVENT_TYPES, type EventType } from '../src/services/events.js';
 import type { ReplayJob } from '../src/services/replay-jobs-service.js';
-import { jobProgress, responseInWords } from '../src/http/dashboard/views/delivery-views.js';
+import { jobProgress, responseInWords } from '../src/dashboard/views/delivery-views.js';
 import { durationInWords } from '../src/lib/time.js';
 import { DashboardClient, noticeOf, tableRows, textOf, type PageResponse } from './helpers/dashboard.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from './helpers/https-receiver.js';

@@ -8,7 +8,7 @@ import { DashboardClient, textOf, type FormFields } from './helpers/dashboard.js
 import { buildReadOnlyWorld, cancelSubscription, orgSnapshot, resumeSubscription, type ReadOnlyWorld } from './helpers/read-only.js';
 import { createTestEnv, testDialects, type TestEnv } from './helpers/test-env.js';
 
-const PAGES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/http/dashboard/pages');
+const PAGES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/dashboard/pages');
 
 /** A dashboard route as its page module declares it (`/projects/:id`), and the address it takes in this world. */
 interface PageCase {

@@ -4,7 +4,7 @@ import { DELETION_STEPS, ORGANIZATION_DATA_TABLES } from '../src/db/repositories
 import { hashPassword } from '../src/lib/crypto.js';
 import { newId } from '../src/lib/ids.js';
 import { DAY_MS } from '../src/lib/time.js';
-import { startLifecycleJob } from '../src/lifecycle/lifecycle-job.js';
+import { startLifecycleJob } from '../src/worker/lifecycle-job.js';
 import { cliActor } from '../src/services/actor.js';
 import { recordAttempt } from './helpers/attempts.js';
 import { DashboardClient, type PageResponse } from './helpers/dashboard.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDeliveryWorker, type RunningWorker } from '../src/delivery/index.js';
+import { startDeliveryWorker, type RunningWorker } from '../src/worker/index.js';
 import { retryAfterMs } from '../src/delivery/retry-after.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { DashboardClient, textOf } from './helpers/dashboard.js';

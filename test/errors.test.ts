@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildApp, type App } from '../src/http/app.js';
+import { buildApp, type App } from '../src/app.js';
 import { createTestEnv, testDialects, type ApiResponse, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 /** The contract's error body: `{ error: { code, message, details? } }` and nothing else. */

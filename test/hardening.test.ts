@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { safeDashboardPath } from '../src/http/dashboard/context.js';
+import { safeDashboardPath } from '../src/dashboard/context.js';
 import { createTestEnv, type TestEnv } from './helpers/test-env.js';
 
 /** Sends bytes as they are (no client would let us frame a request this badly) and returns the raw answer. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Locator, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
-import { startDeliveryWorker, type RunningWorker } from '../src/delivery/index.js';
+import { startDeliveryWorker, type RunningWorker } from '../src/worker/index.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { formatDay } from '../src/lib/time.js';
 import { GRACE_PERIOD_MS } from '../src/services/lifecycle-service.js';

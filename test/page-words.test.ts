@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fieldMessage } from '../src/http/dashboard/form-validation.js';
+import { fieldMessage } from '../src/dashboard/form-validation.js';
 import { countOf, formatBytes, sentence } from '../src/lib/text.js';
 import { formatDay, formatIsoDay, formatUtc, relativeTime } from '../src/lib/time.js';
 import { openForToken, sealForToken } from '../src/lib/token-seal.js';

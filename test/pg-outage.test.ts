@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnv, type ApiResponse, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { createPrivatePg, type PrivatePg } from './helpers/private-pg.js';
 import { makeSelfSignedCertificate, startHttpsReceiver, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
-import { startDeliveryWorker, type RunningWorker } from '../src/delivery/index.js';
+import { startDeliveryWorker, type RunningWorker } from '../src/worker/index.js';
 import fs from 'node:fs';
 import { waitFor } from './helpers/redis.js';
 

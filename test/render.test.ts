@@ -1,6 +1,6 @@
 import { h } from 'preact';
 import { describe, expect, it } from 'vitest';
-import { renderPage } from '../src/http/dashboard/render.js';
+import { renderPage } from '../src/dashboard/render.js';
 
 describe('dashboard page rendering', () => {
   it('starts with the doctype and renders the tree', () => {

@@ -15,7 +15,7 @@ import {
   resolvePublicAddress,
   SsrfBlockedError,
   type Resolver,
-} from '../src/delivery/ssrf.js';
+} from '../src/lib/ssrf.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 // [url, the address the guard names, or null when the URL passes creation]

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { createGuardedAgent } from './ssrf.js';
+import { createGuardedAgent } from '../lib/ssrf.js';
 
 export interface DeliveryAgentOptions {
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS. */

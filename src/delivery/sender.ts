@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { signatureHeaders, type SigningSecrets } from './signing.js';
-import { SsrfBlockedError } from './ssrf.js';
+import { SsrfBlockedError } from '../lib/ssrf.js';
 
 /** Bytes of the response body kept in the history; the rest is never read. */
 export const RESPONSE_BODY_LIMIT = 64 * 1024;

@@ -8,7 +8,7 @@ import type { Store } from '../db/store.js';
 import { storeDeliveryQueue, type DeliveryQueue, type HandBack, type QueueClaim } from '../db/delivery-queue.js';
 import { newId } from '../lib/ids.js';
 import type { Signal } from '../lib/signal.js';
-import type { AttemptOutcome } from '../lib/metrics.js';
+import type { AttemptOutcome } from '../tracing/metrics.js';
 import { HOUR_MS, type Clock } from '../lib/time.js';
 import type { Tracing } from '../tracing/tracing.js';
 import { sendAttempt, type AttemptRequest, type AttemptResult } from './sender.js';

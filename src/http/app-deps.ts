@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { StripeBilling } from '../billing/stripe-billing.js';
 import type { Config } from '../config.js';
-import type { Metrics } from '../lib/metrics.js';
+import type { Metrics } from '../tracing/metrics.js';
 import type { Clock } from '../lib/time.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Services } from '../services/index.js';

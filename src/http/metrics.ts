@@ -2,9 +2,9 @@ import http from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, errors } from '../errors.js';
-import { nonPublicReason } from '../delivery/ssrf.js';
+import { nonPublicReason } from '../lib/ssrf.js';
 import { safeEqual, sha256Hex } from '../lib/crypto.js';
-import type { Metrics } from '../lib/metrics.js';
+import type { Metrics } from '../tracing/metrics.js';
 
 const OBSERVES = Symbol('metrics hook');
 

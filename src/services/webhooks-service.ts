@@ -6,7 +6,7 @@ import { toIso, type Clock } from '../lib/time.js';
 import type { WebhookDisabledReason, WebhookOrdering, WebhookRow, WebhookStatus } from '../db/schema.js';
 import type { Repositories } from '../db/repositories/index.js';
 import type { Store } from '../db/store.js';
-import { assertPublicWebhookUrl, SsrfBlockedError } from '../delivery/ssrf.js';
+import { assertPublicWebhookUrl, SsrfBlockedError } from '../lib/ssrf.js';
 import { authorize, type Actor } from './actor.js';
 import { recordAudit } from './audit.js';
 import type { EventType } from './events.js';

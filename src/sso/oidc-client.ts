@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
-import { assertPublicWebhookUrl, createGuardedAgent, SsrfBlockedError } from '../delivery/ssrf.js';
+import { assertPublicWebhookUrl, createGuardedAgent, SsrfBlockedError } from '../lib/ssrf.js';
 
 /** What the provider said about the person, after every check passed. */
 export interface OidcClaims {

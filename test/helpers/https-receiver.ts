@@ -101,7 +101,7 @@ export interface DeliveryHarness {
   cert: TestCertificate;
   receiver: HttpsReceiver;
   env: import('./test-env.js').TestEnv;
-  worker: import('../../src/delivery/index.js').RunningWorker;
+  worker: import('../../src/worker/index.js').RunningWorker;
   close(): Promise<void>;
 }
 
@@ -112,10 +112,10 @@ export interface DeliveryHarness {
 export async function startDeliveryHarness(
   dialect: import('./test-env.js').TestDialect,
   envVars: Record<string, string>,
-  tuning: import('../../src/delivery/index.js').StartDeliveryWorkerOptions = {},
+  tuning: import('../../src/worker/index.js').StartDeliveryWorkerOptions = {},
 ): Promise<DeliveryHarness> {
   const { createTestEnv } = await import('./test-env.js');
-  const { startDeliveryWorker } = await import('../../src/delivery/index.js');
+  const { startDeliveryWorker } = await import('../../src/worker/index.js');
   const cert = makeSelfSignedCertificate();
   const receiver = await startHttpsReceiver(cert);
   const env = await createTestEnv(dialect, { env: envVars });

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { createContainer, type Container, type ContainerOptions } from '../../src/container.js';
-import { buildApp, type App } from '../../src/http/app.js';
+import { buildApp, type App } from '../../src/app.js';
 import type { TestEnv } from './test-env.js';
 
 /** Another instance of the service on the same database (and Redis, when configured): its own container, pool and app. */

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createContainer, type Container, type ContainerOptions } from '../../src/container.js';
-import { buildApp, type App } from '../../src/http/app.js';
+import { buildApp, type App } from '../../src/app.js';
 import type { Clock } from '../../src/lib/time.js';
 
 export type TestDialect = 'sqlite' | 'postgres';

@@ -9,6 +9,3 @@ export const AcceptInvitationBody = Type.Object(
   },
   { additionalProperties: false, title: 'AcceptInvitationRequest' },
 );
-
-/** A response that is an HTML page, not JSON. */
-export const HtmlPage = (description: string) => ({ description, content: { 'text/html': { schema: Type.String() } } });

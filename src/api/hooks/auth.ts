@@ -1,0 +1,126 @@
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../../errors.js';
+import { bearerToken } from '../../services/auth-service.js';
+import type { UserActor } from '../../services/actor.js';
+import { isAllowed, type Action, type Principal, type ResourceKind } from '../../services/permissions.js';
+import type { RateLimitDecision } from '../../rate-limit/rate-limiter.js';
+import type { AppDeps } from '../../http/app-deps.js';
+import { requestContext } from '../../http/request-context.js';
+import { workspaceReadOnlyError } from '../../services/workspace.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Marks a route as authenticated and names what it touches, for the permission check. A change
+     * (any action but `read`) is refused while the workspace is read-only, unless `whileReadOnly` says
+     * it is one of the changes DASHBOARD 10 still allows. `anyScope`: any valid key of the organisation may
+     * read it, whatever its scope (GET /v1/organization).
+     */
+    auth?: { resource: ResourceKind; action: Action; whileReadOnly?: true; anyScope?: true };
+    /** A route whose body may be left out altogether (it means `{}`): an empty POST is not `invalid_json` there. */
+    bodyOptional?: true;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+const WINDOW_MS = 60_000;
+const AUTH_HOOK = Symbol('auth hook');
+
+type RouteAuth = NonNullable<FastifyContextConfig['auth']>;
+
+/**
+ * Authentication, rate limiting and permission run in the route's `onRequest`, before the body is even parsed, so
+ * the contract's order holds: 401, then 429, then 403, and only then 400 from parsing and validation.
+ * The read-only check follows (`workspace_read_only` after `forbidden`, CONTRACT 1).
+ * The permission check here is the services' own rule (`isAllowed`, which `authorize` applies inside every
+ * service) asked early for the ordering; the services still enforce it for every door.
+ */
+export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
+  const { services, rateLimiter, config } = deps;
+  app.decorateRequest('principal', null);
+
+  /** Everything after the key is known and counted: the same rules whichever path got here. */
+  function admit(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, principal: Principal, decision: RateLimitDecision): void {
+    reply.header('x-ratelimit-limit', decision.limit);
+    reply.header('x-ratelimit-remaining', decision.remaining);
+    if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
+    // A request the key's limit counted is one the organisation made, whatever its answer (403, 400, 404...).
+    services.usage.count(principal.orgId);
+
+    if (!auth.anyScope && !isAllowed(principal, auth.resource, auth.action)) throw errors.forbidden();
+    if (auth.action !== 'read' && !auth.whileReadOnly && principal.workspace.state !== 'active') throw workspaceReadOnlyError(principal.workspace);
+    request.principal = principal;
+    services.apiKeys.touch(principal.orgId, principal.keyId);
+  }
+
+  async function authenticate(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, token: string | null): Promise<void> {
+    const principal = token ? await services.auth.authenticate(token) : null;
+    if (!principal) {
+      // Only failures count here, per client address, so keys cannot be guessed at speed.
+      const failures = await rateLimiter.hit(`authfail:${request.ip}`, config.authFailureLimitPerMinute, WINDOW_MS);
+      if (!failures.allowed) throw errors.rateLimited(failures.retryAfterSeconds);
+      throw errors.unauthorized();
+    }
+    admit(request, reply, auth, principal, await rateLimiter.hit(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
+  }
+
+  /**
+   * A key the principal cache holds, under an in-process limiter, is answered without a promise or a turn of
+   * the microtask queue (most requests of a busy key); anything else (a first use, a refusal, Redis) awaits.
+   */
+  const hitNow = rateLimiter.hitNow?.bind(rateLimiter);
+  const authenticateNow = hitNow && services.auth.authenticateNow?.bind(services.auth);
+  function authenticateHook(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, done: (err?: Error) => void): void {
+    const token = bearerToken(request.headers.authorization);
+    const principal = token && authenticateNow ? authenticateNow(token) : undefined;
+    if (principal && hitNow) {
+      try {
+        admit(request, reply, auth, principal, hitNow(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
+      } catch (err) {
+        return done(err as Error);
+      }
+      return done();
+    }
+    authenticate(request, reply, auth, token).then(() => done(), done);
+  }
+
+  // Attached to each authenticated route with its `auth` bound, rather than as a global hook that reads
+  // `request.routeOptions` (an object Fastify builds on every access) on every request of every route.
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth;
+    if (!auth) return;
+    const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    // The HEAD route Fastify derives from a GET copies its options, hook included.
+    if (hooks.some((hook) => AUTH_HOOK in hook)) return;
+    const hook = Object.assign((request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => authenticateHook(request, reply, auth, done), {
+      [AUTH_HOOK]: true,
+    });
+    route.onRequest = [...hooks, hook] as typeof route.onRequest;
+  });
+}
+
+/** The authenticated caller of a route declared with `config.auth`. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw errors.unauthorized();
+  return request.principal;
+}
+
+/** The API caller as services see it: the key's user, with the key's scope and the request's context. */
+export function actorOf(request: FastifyRequest): UserActor {
+  const p = principalOf(request);
+  return {
+    type: 'user',
+    orgId: p.orgId,
+    userId: p.userId,
+    label: p.email,
+    role: p.role,
+    scope: p.scope,
+    keyId: p.keyId,
+    sessionId: null,
+    confirmedAt: null,
+    workspace: p.workspace,
+    context: requestContext(request, 'api'),
+  };
+}

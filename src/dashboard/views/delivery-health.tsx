@@ -1,0 +1,51 @@
+import type { DeliveryHealth } from '../../services/delivery-stats-service.js';
+import { BarChart, type ChartSeries } from './charts.js';
+import { Table, Time } from './components.js';
+import { formatCount, formatShare } from './numbers.js';
+
+const SERIES: readonly ChartSeries[] = [
+  { label: 'Delivered', className: 'chart-delivered' },
+  { label: 'Failed', className: 'chart-failed', hatched: true },
+];
+
+/** "98.5% delivered (197 of 200 attempts)", or that there were none. */
+export function deliveryHealthSummary(health: Pick<DeliveryHealth, 'delivered' | 'failed'>): string {
+  const total = health.delivered + health.failed;
+  if (total === 0) return 'No deliveries in the last 24 hours';
+  return `${formatShare(health.delivered, total)} delivered (${formatCount(health.delivered)} of ${formatCount(total)} ${total === 1 ? 'attempt' : 'attempts'})`;
+}
+
+/**
+ * The "Deliveries per hour" chart (DASHBOARD 6) with its one-line summary and the table behind it: the
+ * overview shows it for every subscription, a subscription's page for that one. `id` keeps the ids of
+ * two charts on one page apart.
+ */
+export function DeliveryHealthChart({ id, health }: { id: string; health: DeliveryHealth }) {
+  const summary = deliveryHealthSummary(health);
+  const points = health.hours.map((h) => ({
+    values: [h.delivered, h.failed],
+    // Every six hours (UTC), so the axis reads 00:00, 06:00, 12:00, 18:00.
+    tick: Number(h.hour.slice(11, 13)) % 6 === 0 ? h.hour.slice(11, 16) : undefined,
+  }));
+  return (
+    <>
+      <p class="chart-summary">{summary}</p>
+      <BarChart id={id} label={`Deliveries per hour, last 24 hours (UTC): ${health.delivered + health.failed === 0 ? 'none' : summary}`} series={SERIES} points={points} />
+      <details class="chart-data">
+        <summary>Deliveries per hour as a table</summary>
+        <Table caption="Deliveries per hour" headers={['Hour (UTC)', 'Delivered', 'Failed', 'Attempts']}>
+          {health.hours.map((h) => (
+            <tr>
+              <td>
+                <Time iso={h.hour} absolute />
+              </td>
+              <td>{formatCount(h.delivered)}</td>
+              <td>{formatCount(h.failed)}</td>
+              <td>{formatCount(h.delivered + h.failed)}</td>
+            </tr>
+          ))}
+        </Table>
+      </details>
+    </>
+  );
+}
