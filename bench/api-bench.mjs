@@ -44,6 +44,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { freshPgDatabase } from './pg-database.mjs';
+import { builtModule } from './built.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -129,7 +130,7 @@ if (!fs.existsSync(path.join(root, 'dist/app.js'))) {
 }
 const { loadConfig } = await import(path.join(root, 'dist/config.js'));
 const { createContainer } = await import(path.join(root, 'dist/container.js'));
-const { cliActor } = await import(path.join(root, 'dist/services/actor.js'));
+const { cliActor } = await builtModule(path.join(root, 'dist'), 'actor');
 
 // ---------------------------------------------------------------- processes
 const children = new Set();

@@ -10,8 +10,8 @@ const PATHS = {
   worker: ['worker/index.js', 'delivery/index.js'],
   runEngine: ['worker/run-engine.js', 'workflows/run-engine.js'],
   exportJob: ['worker/export-job.js', 'exports/export-job.js'],
-  actor: ['services/actor.js'],
-  events: ['services/events.js'],
+  actor: ['services/access/actor.js', 'services/actor.js'],
+  events: ['services/events/outbox.js', 'services/events.js'],
   crypto: ['lib/crypto.js'],
   ids: ['lib/ids.js'],
   config: ['config.js'],
@@ -29,6 +29,6 @@ export function builtPath(dist, name) {
 }
 
 /** Module `name` of the build at `dist`. */
-export function builtModule(dist, name) {
+export async function builtModule(dist, name) {
   return import(pathToFileURL(builtPath(dist, name)).href);
 }

@@ -31,7 +31,7 @@ async function load(root, label) {
   const dist = path.resolve(root, 'dist');
   const { loadConfig } = await import(`${dist}/config.js`);
   const { createContainer } = await import(`${dist}/container.js`);
-  const { cliActor } = await import(`${dist}/services/actor.js`);
+  const { cliActor } = await builtModule(dist, 'actor');
   const { buildApp } = await builtModule(dist, 'app');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `dash-ab-${label}-`));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000' });

@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { freshPgDatabase } from './pg-database.mjs';
+import { builtModule } from './built.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -30,7 +31,7 @@ const opts = {
 };
 const { loadConfig } = await import(path.join(root, 'dist/config.js'));
 const { createContainer } = await import(path.join(root, 'dist/container.js'));
-const { cliActor } = await import(path.join(root, 'dist/services/actor.js'));
+const { cliActor } = await builtModule(path.join(root, 'dist'), 'actor');
 
 const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 const dataDir = path.join(root, '.bench-tmp', `events-${runId}`);

@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
-import { builtPath } from './built.mjs';
+import { builtModule, builtPath } from './built.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -108,7 +108,7 @@ async function main() {
   const mod = {
     ...(await import(path.join(dist, 'config.js'))),
     ...(await import(path.join(dist, 'container.js'))),
-    ...(await import(path.join(dist, 'services/actor.js'))),
+    ...(await builtModule(dist, 'actor')),
     ...(await import(path.join(dist, 'lib/ids.js'))),
   };
   const requireFromDist = createRequire(path.join(dist, 'index.js'));

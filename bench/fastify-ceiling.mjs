@@ -15,10 +15,10 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { Project, ProjectList } from '../dist/http/schemas/projects.js';
 import { toIso } from '../dist/lib/time.js';
-import { encodeCursor } from '../dist/services/pagination.js';
+import { encodeCursor } from '../dist/services/shared/pagination.js';
 import { newId } from '../dist/lib/ids.js';
 // The API's own row-to-response mapping, so both servers do the same formatting work.
-import { toProject } from '../dist/services/projects-service.js';
+import { toProject } from '../dist/services/projects/projects-service.js';
 
 const databaseUrl = process.env.DATABASE_URL || null;
 const KEYS_SQL = `select k.key_hash, k.org_id from api_keys k join users u on u.id = k.user_id and u.org_id = k.org_id

@@ -77,9 +77,9 @@ const dist = path.join(opts.root, 'dist');
 const { loadConfig } = await import(path.join(dist, 'config.js'));
 const { createContainer } = await import(path.join(dist, 'container.js'));
 const { buildApp } = await builtModule(dist, 'app');
-const { cliActor } = await import(path.join(dist, 'services/actor.js'));
+const { cliActor } = await builtModule(dist, 'actor');
 const { newId } = await import(path.join(dist, 'lib/ids.js'));
-const { EVENT_TYPES } = await import(path.join(dist, 'services/events.js'));
+const { EVENT_TYPES } = await builtModule(dist, 'events');
 const { USER_AGENT } = await import(path.join(dist, 'delivery/sender.js'));
 // The very module instances dist/ uses, so the statements it runs can be captured for the plans.
 const requireFromDist = createRequire(path.join(dist, 'index.js'));

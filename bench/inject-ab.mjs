@@ -19,7 +19,7 @@ async function load(root, label) {
   const { loadConfig } = await import(`${dist}/config.js`);
   const { createContainer } = await import(`${dist}/container.js`);
   // Builds before the actor model took an organisation id where they now take an actor.
-  const actorModule = await import(`${dist}/services/actor.js`).catch(() => null);
+  const actorModule = await builtModule(dist, 'actor').catch(() => null);
   const cliActor = (orgId) => (actorModule ? actorModule.cliActor(orgId) : orgId);
   const { buildApp } = await builtModule(dist, 'app');
   const dataDir = fs.mkdtempSync(path.join(path.resolve(root, '.bench-tmp'), `ab-${label}-`));

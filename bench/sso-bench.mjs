@@ -105,7 +105,7 @@ async function openBuild(root, label) {
   const dataDir = fs.mkdtempSync(path.join(tmp, `${label}-`));
   const { loadConfig } = await import(`${dist}/config.js`);
   const { createContainer } = await import(`${dist}/container.js`);
-  const { cliActor } = await import(`${dist}/services/actor.js`);
+  const { cliActor } = await builtModule(dist, 'actor');
   const { buildApp } = await builtModule(dist, 'app');
   const { hashPassword } = await import(`${dist}/lib/crypto.js`);
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: BASE, SSO_ALLOW_PRIVATE_NETWORKS: 'true', RATE_LIMIT_PER_MINUTE: '100000000' });

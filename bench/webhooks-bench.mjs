@@ -179,18 +179,18 @@ async function main() {
   builtPath(path.join(root, 'dist'), 'worker');
   const { loadConfig } = await import(path.join(root, 'dist/config.js'));
   const { createContainer } = await import(path.join(root, 'dist/container.js'));
-  const { cliActor } = await import(path.join(root, 'dist/services/actor.js'));
+  const { cliActor } = await builtModule(path.join(root, 'dist'), 'actor');
   const { startDeliveryWorker } = await builtModule(path.join(root, 'dist'), 'worker');
-  const { recordEvent } = await import(path.join(root, 'dist/services/events.js'));
+  const { recordEvent } = await builtModule(path.join(root, 'dist'), 'events');
   const { USER_AGENT } = await import(path.join(root, 'dist/delivery/sender.js'));
   /** A build's own modules (its worker, its schema), for --vs: the other build is loaded beside this one. */
   const buildOf = async (dir) => ({
     dir,
     loadConfig: (await import(path.join(dir, 'dist/config.js'))).loadConfig,
     createContainer: (await import(path.join(dir, 'dist/container.js'))).createContainer,
-    cliActor: (await import(path.join(dir, 'dist/services/actor.js'))).cliActor,
+    cliActor: (await builtModule(path.join(dir, 'dist'), 'actor')).cliActor,
     startDeliveryWorker: (await builtModule(path.join(dir, 'dist'), 'worker')).startDeliveryWorker,
-    recordEvent: (await import(path.join(dir, 'dist/services/events.js'))).recordEvent,
+    recordEvent: (await builtModule(path.join(dir, 'dist'), 'events')).recordEvent,
   });
   const builds = [await buildOf(root), ...(opts.vs ? [await buildOf(opts.vs)] : [])];
 

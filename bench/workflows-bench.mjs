@@ -167,9 +167,9 @@ async function main() {
   const mod = {
     ...(await import(path.join(dist, 'config.js'))),
     ...(await import(path.join(dist, 'container.js'))),
-    ...(await import(path.join(dist, 'services/actor.js'))),
+    ...(await builtModule(dist, 'actor')),
     ...(await builtModule(dist, 'worker')),
-    ...(await import(path.join(dist, 'services/events.js'))),
+    ...(await builtModule(dist, 'events')),
     ...(await import(path.join(dist, 'lib/ids.js'))),
   };
   const requireFromDist = createRequire(path.join(dist, 'index.js'));
@@ -306,7 +306,7 @@ async function main() {
         for (let i = done; i < Math.min(n, done + 500); i++) {
           const id = mod.newId('run');
           ids.push(id);
-          // What `workflows.startRun` inserts (src/services/workflows-service.ts).
+          // What `workflows.startRun` inserts (src/services/workflows/workflows-service.ts).
           runs.push({
             id,
             org_id: orgId,

@@ -3,8 +3,8 @@ import { ConfigError, type Config } from './config.js';
 import { createContainer, type Container } from './container.js';
 import { migrateToLatest, schemaStatus, SchemaBehindError } from './db/database.js';
 import { startDeliveryWorker, type RunningWorker } from './worker/index.js';
-import { prepareSecretsAtRest } from './services/secrets-at-rest.js';
-import { createInstancePresence, type InstancePresence } from './services/instances-service.js';
+import { prepareSecretsAtRest } from './db/maintenance/secrets-at-rest.js';
+import { createInstancePresence, type InstancePresence } from './services/shared/instances-service.js';
 import { buildApp, type App } from './app.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics.js';
 

@@ -4,7 +4,7 @@ import { loadConfig } from '../src/config.js';
 import { createContainer, type Container } from '../src/container.js';
 import { buildApp, type App } from '../src/app.js';
 import { sha256Hex } from '../src/lib/crypto.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { cliJson, createCliWorld, runCli } from './helpers/cli.js';
 import { DashboardClient } from './helpers/dashboard.js';
 import { testDialects, type TestEnv } from './helpers/test-env.js';

@@ -1,13 +1,13 @@
-import { ACTIVE_WORKSPACE } from '../src/services/workspace.js';
+import { ACTIVE_WORKSPACE } from '../src/services/access/workspace.js';
 import type { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDeliveryWorker } from '../src/worker/index.js';
 import type { Role } from '../src/db/schema.js';
 import { toIso } from '../src/lib/time.js';
-import { cliActor, FULL_SCOPE, systemActor, type Actor, type UserActor } from '../src/services/actor.js';
-import { recordAudit } from '../src/services/audit.js';
-import { canReadAudit, CSV_COLUMNS, type AuditEntryView, type AuditListFilter } from '../src/services/audit-service.js';
+import { cliActor, FULL_SCOPE, systemActor, type Actor, type UserActor } from '../src/services/access/actor.js';
+import { recordAudit } from '../src/services/audit/audit-record.js';
+import { canReadAudit, CSV_COLUMNS, type AuditEntryView, type AuditListFilter } from '../src/services/audit/audit-service.js';
 import { waitFor } from './helpers/https-receiver.js';
 import { createTestEnv, testDialects, type ApiResponse, type TestEnv, type TestOrg } from './helpers/test-env.js';
 

@@ -1,9 +1,9 @@
-import { ACTIVE_WORKSPACE } from '../src/services/workspace.js';
-import { cliActor } from '../src/services/actor.js';
+import { ACTIVE_WORKSPACE } from '../src/services/access/workspace.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCachedAuthService } from '../src/services/cached-auth-service.js';
-import type { Principal } from '../src/services/permissions.js';
-import type { AuthInvalidation, AuthInvalidationSource } from '../src/services/auth-events.js';
+import { createCachedAuthService } from '../src/services/identity/cached-auth-service.js';
+import type { Principal } from '../src/services/access/permissions.js';
+import type { AuthInvalidation, AuthInvalidationSource } from '../src/db/auth-events.js';
 import { sha256Hex } from '../src/lib/crypto.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { deleteRedisPrefix, TEST_REDIS_URL, uniqueRedisPrefix } from './helpers/redis.js';

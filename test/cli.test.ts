@@ -4,8 +4,8 @@ import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
 import { isGroup } from '../src/cli/command.js';
 import { registry } from '../src/cli/main.js';
-import { cliActor } from '../src/services/actor.js';
-import type { RunDetail } from '../src/services/runs-view.js';
+import { cliActor } from '../src/services/access/actor.js';
+import type { RunDetail } from '../src/services/workflows/runs-view.js';
 import { cliJson, createCliWorld, runCli, startServe, type ServeProcess } from './helpers/cli.js';
 import { testDialects } from './helpers/test-env.js';
 

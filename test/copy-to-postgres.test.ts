@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openDatabase } from '../src/db/database.js';
 import { COPIED_TABLES, PROCESS_TABLES, SQLITE_ONLY_TABLES } from '../src/db/maintenance/table-plan.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { BIN, cliEnv, cliJson, runCli, startServe, type ServeProcess } from './helpers/cli.js';
 import { DashboardClient } from './helpers/dashboard.js';
 import { deliverEveryEvent } from './helpers/event-flows.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toIso } from '../src/lib/time.js';
-import { cliActor } from '../src/services/actor.js';
-import { CSV_COLUMNS, type AuditEntryView, type AuditListFilter } from '../src/services/audit-service.js';
+import { cliActor } from '../src/services/access/actor.js';
+import { CSV_COLUMNS, type AuditEntryView, type AuditListFilter } from '../src/services/audit/audit-service.js';
 import { DashboardClient, textOf, type PageResponse } from './helpers/dashboard.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUtc } from '../src/lib/time.js';
-import { GRACE_PERIOD_MS } from '../src/services/lifecycle-service.js';
+import { GRACE_PERIOD_MS } from '../src/services/lifecycle/lifecycle-service.js';
 import { DashboardClient, textOf, type PageResponse } from './helpers/dashboard.js';
 import { outboxMessages } from './helpers/mail-outbox.js';
 import { ManualClock } from './helpers/manual-clock.js';

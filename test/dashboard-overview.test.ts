@@ -1,4 +1,4 @@
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordAttempt } from './helpers/attempts.js';
 import { DashboardClient, tableRows, textOf } from './helpers/dashboard.js';

@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
 import { DAY_MS } from '../src/lib/time.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { recordAttempt } from './helpers/attempts.js';
 import { assertAccessible } from './helpers/axe.js';
 import { CHROMIUM, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';

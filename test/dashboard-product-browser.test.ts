@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Locator, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/lib/crypto.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { assertAccessible } from './helpers/axe.js';
 import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
 import { cancelSubscription, resumeSubscription } from './helpers/read-only.js';

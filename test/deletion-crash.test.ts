@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DELETION_LEASE_MS } from '../src/services/deletion-service.js';
-import { cliActor } from '../src/services/actor.js';
+import { DELETION_LEASE_MS } from '../src/services/lifecycle/deletion-service.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { startServe, type ServeProcess } from './helpers/cli.js';
 import { createTestEnv, testDialects, type TestDialect, type TestEnv } from './helpers/test-env.js';
 

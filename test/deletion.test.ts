@@ -5,7 +5,7 @@ import { hashPassword } from '../src/lib/crypto.js';
 import { newId } from '../src/lib/ids.js';
 import { DAY_MS } from '../src/lib/time.js';
 import { startLifecycleJob } from '../src/worker/lifecycle-job.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { recordAttempt } from './helpers/attempts.js';
 import { DashboardClient, type PageResponse } from './helpers/dashboard.js';
 import { decodeQuotedPrintable, outboxMessages } from './helpers/mail-outbox.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { recordAttempt } from './helpers/attempts.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { startDeliveryHarness, waitFor } from './helpers/https-receiver.js';

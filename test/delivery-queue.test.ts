@@ -7,8 +7,8 @@ import { createDeliveryAgent } from '../src/delivery/agent.js';
 import { sendAttempt } from '../src/delivery/sender.js';
 import { createDeliveryWorker } from '../src/delivery/worker.js';
 import { newId } from '../src/lib/ids.js';
-import { recordEvent } from '../src/services/events.js';
-import { cliActor } from '../src/services/actor.js';
+import { recordEvent } from '../src/services/events/outbox.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { makeSelfSignedCertificate, startHttpsReceiver, waitFor, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
 

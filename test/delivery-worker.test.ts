@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { verifySignature } from '../src/index.js';
-import { recordEvent, type EventType } from '../src/services/events.js';
+import { recordEvent, type EventType } from '../src/services/events/outbox.js';
 import { testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { startDeliveryHarness, startHttpsReceiver, waitFor, type DeliveryHarness, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { startMetricsListener, type MetricsListener } from '../src/http/metrics.js';
 
 const SCHEDULE = '100ms,100ms,100ms,100ms,100ms';

@@ -2,7 +2,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_SCHEMAS } from '../src/http/schemas/events.js';
-import { EVENT_TYPES, type EventType } from '../src/services/events.js';
+import { EVENT_TYPES, type EventType } from '../src/services/events/outbox.js';
 import { deliverEveryEvent } from './helpers/event-flows.js';
 import { startDeliveryHarness, type DeliveryHarness } from './helpers/https-receiver.js';
 import { testDialects } from './helpers/test-env.js';

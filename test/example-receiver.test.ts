@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { request, Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from './helpers/https-receiver.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 
 const RECEIVER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../examples/receiver.mjs');
 const SECRET = 'example-secret-0123456789';

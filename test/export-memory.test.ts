@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { CompiledQuery } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { startServe, type ServeProcess } from './helpers/cli.js';
 import { createTestEnv, testDialects, type TestEnv } from './helpers/test-env.js';
 

@@ -1,8 +1,8 @@
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
-import { cliActor } from '../src/services/actor.js';
-import { EXPORT_LEASE_MS, EXPORT_RETENTION_MS, type ExportManifest } from '../src/services/exports-service.js';
+import { cliActor } from '../src/services/access/actor.js';
+import { EXPORT_LEASE_MS, EXPORT_RETENTION_MS, type ExportManifest } from '../src/services/lifecycle/exports-service.js';
 import { DashboardClient, tableRows, textOf } from './helpers/dashboard.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from './helpers/https-receiver.js';
 import { decodeQuotedPrintable, latestInvitationToken, outboxMessages } from './helpers/mail-outbox.js';

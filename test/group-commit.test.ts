@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
 import { GroupCommitFailed, NestedTransactionError, type GroupCommit } from '../src/db/group-commit.js';
 import type { Store } from '../src/db/store.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { cliJson, createCliWorld, startServe, type ServeProcess } from './helpers/cli.js';
 import { createTestEnv, type TestEnv, type TestOrg } from './helpers/test-env.js';
 

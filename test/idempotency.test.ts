@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ABANDONED_AFTER_MS, fingerprint } from '../src/services/idempotency-service.js';
+import { ABANDONED_AFTER_MS, fingerprint } from '../src/services/shared/idempotency-service.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInstancePresence, HEARTBEAT_MS, LIVE_MS } from '../src/services/instances-service.js';
+import { createInstancePresence, HEARTBEAT_MS, LIVE_MS } from '../src/services/shared/instances-service.js';
 import { createCliWorld, startServe, type ServeProcess } from './helpers/cli.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { TEST_REDIS_URL, uniqueRedisPrefix } from './helpers/redis.js';

@@ -5,7 +5,7 @@ import yauzl from 'yauzl';
 import { startDeliveryWorker, type RunningWorker } from '../src/worker/index.js';
 import { hashPassword } from '../src/lib/crypto.js';
 import { formatDay } from '../src/lib/time.js';
-import { GRACE_PERIOD_MS } from '../src/services/lifecycle-service.js';
+import { GRACE_PERIOD_MS } from '../src/services/lifecycle/lifecycle-service.js';
 import { assertAccessible } from './helpers/axe.js';
 import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from './helpers/browser.js';
 import { waitFor } from './helpers/https-receiver.js';

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
-import { GRACE_PERIOD_MS } from '../src/services/lifecycle-service.js';
+import { GRACE_PERIOD_MS } from '../src/services/lifecycle/lifecycle-service.js';
 import { cliJson, createCliWorld, runCli, startServe, type ServeProcess } from './helpers/cli.js';
 import { outboxMessages } from './helpers/mail-outbox.js';
 import { deleteRedisPrefix, TEST_REDIS_URL, uniqueRedisPrefix } from './helpers/redis.js';

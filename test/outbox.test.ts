@@ -2,12 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventRow } from '../src/db/schema.js';
 import type { Clock } from '../src/lib/time.js';
 import { createStore, type Store } from '../src/db/store.js';
-import { createProjectsService } from '../src/services/projects-service.js';
-import { createRunsService } from '../src/services/runs-service.js';
-import { createTasksService } from '../src/services/tasks-service.js';
-import type { StepInput } from '../src/services/workflow-steps.js';
+import { createProjectsService } from '../src/services/projects/projects-service.js';
+import { createRunsService } from '../src/services/workflows/runs-service.js';
+import { createTasksService } from '../src/services/workflows/tasks-service.js';
+import type { StepInput } from '../src/services/workflows/workflow-steps.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 
 const START = Date.UTC(2026, 10, 22, 9, 30, 0, 0);
 

@@ -4,7 +4,7 @@ import { preparedStatementName } from '../src/db/pg-prepared.js';
 import type { Repositories } from '../src/db/repositories/index.js';
 import type { AuditLogRow, DeliveryRow } from '../src/db/schema.js';
 import type { Clock } from '../src/lib/time.js';
-import { recordEvent } from '../src/services/events.js';
+import { recordEvent } from '../src/services/events/outbox.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 
 /**

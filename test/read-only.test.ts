@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DomainError } from '../src/errors.js';
 import { toIso } from '../src/lib/time.js';
-import { cliActor, type UserActor } from '../src/services/actor.js';
+import { cliActor, type UserActor } from '../src/services/access/actor.js';
 import { cliJson, runCli } from './helpers/cli.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../src/db/store.js';
-import { cliActor } from '../src/services/actor.js';
-import { createUsageService, USAGE_FLUSH_INTERVAL_MS } from '../src/services/usage-service.js';
+import { cliActor } from '../src/services/access/actor.js';
+import { createUsageService, USAGE_FLUSH_INTERVAL_MS } from '../src/services/lifecycle/usage-service.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv } from './helpers/test-env.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { startServe, type ServeProcess } from './helpers/cli.js';
 import { createTestEnv, testDialects, type TestDialect, type TestEnv } from './helpers/test-env.js';
 

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { hashPassword, scryptAsync } from '../src/lib/crypto.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { DashboardClient, noticeOf, textOf, type PageResponse } from './helpers/dashboard.js';
 import { startDnsResponder, type DnsResponder } from './helpers/dns-responder.js';
 import { makeSelfSignedCertificate, waitFor, type TestCertificate } from './helpers/https-receiver.js';

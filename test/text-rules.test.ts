@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileValidator, toDetails } from '../src/http/validation.js';
 import { invalidTextPaths, isStorableText, TEXT_RULE_MESSAGE } from '../src/lib/text.js';
-import { cliActor } from '../src/services/actor.js';
+import { cliActor } from '../src/services/access/actor.js';
 import { DashboardClient, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
 import { latestInvitationToken, outboxMessages } from './helpers/mail-outbox.js';
 import { createTestEnv, testDialects, type ApiResponse, type TestEnv, type TestOrg } from './helpers/test-env.js';

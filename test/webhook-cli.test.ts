@@ -21,7 +21,7 @@ describe.each(testDialects())('webhook CLI (%s)', (dialect) => {
     // A subscription made through the service, as the API would.
     const container = await createContainer(loadConfig({ ...env, LOG_LEVEL: 'silent' }), { logger: pino({ level: 'silent' }) });
     try {
-      const { cliActor } = await import('../src/services/actor.js');
+      const { cliActor } = await import('../src/services/access/actor.js');
       hookId = (await container.services.webhooks.create(cliActor(orgId), { url: 'https://93.184.215.14/cli', events: ['project.created'], secret: 'a-cli-chosen-secret-01' })).id;
     } finally {
       await container.close();

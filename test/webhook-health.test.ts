@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startDeliveryWorker, type RunningWorker } from '../src/worker/index.js';
-import { recordEvent } from '../src/services/events.js';
+import { recordEvent } from '../src/services/events/outbox.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { makeSelfSignedCertificate, startHttpsReceiver, waitFor, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
 import { ManualClock } from './helpers/manual-clock.js';

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { standardSignature, signatureHeaders } from '../src/index.js';
 import { verifyWebhook, WebhookVerificationError } from '../src/client/index.js';
-import { recordEvent } from '../src/services/events.js';
+import { recordEvent } from '../src/services/events/outbox.js';
 import { testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness, type HttpsReceiver, type ReceivedRequest } from './helpers/https-receiver.js';
 

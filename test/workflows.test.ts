@@ -4,9 +4,9 @@ import type { Role } from '../src/db/schema.js';
 import type { Container } from '../src/container.js';
 import { DomainError, type ErrorDetail } from '../src/errors.js';
 import { toIso } from '../src/lib/time.js';
-import { cliActor, type UserActor } from '../src/services/actor.js';
+import { cliActor, type UserActor } from '../src/services/access/actor.js';
 import { dashboardActor } from './helpers/event-flows.js';
-import type { StepInput } from '../src/services/workflow-steps.js';
+import type { StepInput } from '../src/services/workflows/workflow-steps.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { ManualClock } from './helpers/manual-clock.js';
 

@@ -5,7 +5,7 @@ import { testDialects, type ApiResponse, type RequestOptions, type TestEnv, type
 import { createTestEnv } from './helpers/test-env.js';
 import { cancelSubscription, orgSnapshot } from './helpers/read-only.js';
 import { ManualClock } from './helpers/manual-clock.js';
-import { recordEvent } from '../src/services/events.js';
+import { recordEvent } from '../src/services/events/outbox.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 

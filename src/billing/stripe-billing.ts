@@ -7,8 +7,8 @@ import type { Store } from '../db/store.js';
 import { DomainError, errors, type ErrorDetail } from '../errors.js';
 import { hasControlCharacter } from '../lib/text.js';
 import type { Clock } from '../lib/time.js';
-import { systemActor, type Actor } from '../services/actor.js';
-import { mayChangeSubscription, type LifecycleService, type TransitionGuard } from '../services/lifecycle-service.js';
+import { systemActor, type Actor } from '../services/access/actor.js';
+import { mayChangeSubscription, type LifecycleService, type TransitionGuard } from '../services/lifecycle/lifecycle-service.js';
 
 /** How the Stripe client reaches Stripe's API; tests point it at a local server (ContainerOptions.stripeApi). */
 export interface StripeApiOptions {

@@ -2,17 +2,17 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JSX } from 'preact';
 import { DomainError, errors } from '../errors.js';
 import { randomToken } from '../lib/ids.js';
-import { authorize, type UserActor } from '../services/actor.js';
-import type { Action, ResourceKind } from '../services/permissions.js';
-import { isWritable, workspaceReadOnlyError } from '../services/workspace.js';
-import type { ResolvedSession } from '../services/sessions-service.js';
+import { authorize, type UserActor } from '../services/access/actor.js';
+import type { Action, ResourceKind } from '../services/access/permissions.js';
+import { isWritable, workspaceReadOnlyError } from '../services/access/workspace.js';
+import type { ResolvedSession } from '../services/identity/sessions-service.js';
 import type { DashboardCookies } from './cookies.js';
 import { csrfToken } from './csrf.js';
 import type { Flash } from './flash.js';
 import { renderPage } from './render.js';
 import type { Viewer } from './views/layout.js';
 import { hasControlCharacter } from '../lib/text.js';
-import { CONFIRMATION_REQUIRED } from '../services/confirmation.js';
+import { CONFIRMATION_REQUIRED } from '../services/identity/confirmation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,4 +1,4 @@
-import type { Actor } from '../services/actor.js';
+import type { Actor } from '../services/access/actor.js';
 import type { Services } from '../services/index.js';
 
 /** One member as a `<select>` option (their name, sorted), plus the short name tables show. */

@@ -711,7 +711,7 @@ export type TaskRow = Selectable<TasksTable>;
 export type RunRow = Selectable<WorkflowRunsTable>;
 export type RunStepRow = Selectable<WorkflowRunStepsTable>;
 
-/** An organisation's lifecycle state as every door sees it (services/workspace.ts, DASHBOARD 10). */
+/** An organisation's lifecycle state as every door sees it (services/access/workspace.ts, DASHBOARD 10). */
 export interface Workspace {
   readonly state: OrgState;
   /** Cancellation + 30 days; null while active. */

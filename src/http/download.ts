@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { ExportDownload } from '../services/exports-service.js';
+import type { ExportDownload } from '../services/lifecycle/exports-service.js';
 
 /** An export's ZIP as both doors answer it: streamed, its size and name given, never cached. */
 export function sendExport(reply: FastifyReply, file: ExportDownload): FastifyReply {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { AuditSource } from '../db/schema.js';
-import type { ActorContext } from '../services/actor.js';
+import type { ActorContext } from '../services/access/actor.js';
 
 const MAX_USER_AGENT = 512;
 

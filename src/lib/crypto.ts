@@ -44,7 +44,7 @@ export function parsePasswordHash(stored: string): { saltText: string; salt: Buf
   return { saltText, salt: Buffer.from(saltText, 'base64url'), keyText };
 }
 
-/** A hash with a random salt of its own (the services share a salt per address: services/passwords.ts). */
+/** A hash with a random salt of its own (the services share a salt per address: services/identity/passwords.ts). */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   return formatPasswordHash(salt, await scryptAsync(password, salt));

@@ -4,7 +4,7 @@ import type { Clock } from '../lib/time.js';
 import { createFallbackRateLimiter, type FallbackRateLimiter } from '../rate-limit/fallback-rate-limiter.js';
 import { createMemoryRateLimiter } from '../rate-limit/memory-rate-limiter.js';
 import { createRedisRateLimiter } from '../rate-limit/redis-rate-limiter.js';
-import { createRedisAuthEvents, type RedisAuthEvents } from '../services/redis-auth-events.js';
+import { createRedisAuthEvents, type RedisAuthEvents } from './redis-auth-events.js';
 import { closeRedisClient, createRedisClient } from './client.js';
 
 export interface SharedState {

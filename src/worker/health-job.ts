@@ -10,7 +10,7 @@ export interface HealthJobOptions {
 export const HEALTH_POLL_MS = 10_000;
 
 /**
- * The webhook health sweep (services/webhook-health-service.ts) in the worker, beside deliveries: every poll,
+ * The webhook health sweep (services/webhooks/webhook-health-service.ts) in the worker, beside deliveries: every poll,
  * and at the next moment the database names. Reads only subscriptions in a failure streak or holding a
  * previous secret (partial indexes), so an idle sweep costs three index probes.
  */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Container } from '../container.js';
 import { startPolledJob, type PolledJobContext } from '../lib/wake-timer.js';
-import { DELETION_LEASE_MS } from '../services/deletion-service.js';
+import { DELETION_LEASE_MS } from '../services/lifecycle/deletion-service.js';
 
 export interface BackgroundJob {
   kick(): void;

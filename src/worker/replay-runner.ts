@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Signal } from '../lib/signal.js';
 import { startPolledJob } from '../lib/wake-timer.js';
-import type { ReplayJobsService } from '../services/replay-jobs-service.js';
+import type { ReplayJobsService } from '../services/webhooks/replay-jobs-service.js';
 
 export interface ReplayRunner {
   /** Runs batches now (tests; the waker does it otherwise). */

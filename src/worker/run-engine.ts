@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Signal } from '../lib/signal.js';
 import { startPolledJob, type PolledJobContext } from '../lib/wake-timer.js';
 import type { Clock } from '../lib/time.js';
-import type { RunsService } from '../services/runs-service.js';
+import type { RunsService } from '../services/workflows/runs-service.js';
 import { noTracing, type Tracing } from '../tracing/tracing.js';
 
 export interface RunEngineOptions {

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { Container } from '../../src/container.js';
-import { FULL_SCOPE, type UserActor } from '../../src/services/actor.js';
-import { ACTIVE_WORKSPACE } from '../../src/services/workspace.js';
+import { FULL_SCOPE, type UserActor } from '../../src/services/access/actor.js';
+import { ACTIVE_WORKSPACE } from '../../src/services/access/workspace.js';
 import { waitFor, type DeliveryHarness, type ReceivedRequest } from './https-receiver.js';
 import type { TestOrg } from './test-env.js';
 

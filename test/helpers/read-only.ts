@@ -1,6 +1,6 @@
 import type { Container } from '../../src/container.js';
 import type { Role } from '../../src/db/schema.js';
-import { cliActor, FULL_SCOPE, type UserActor } from '../../src/services/actor.js';
+import { cliActor, FULL_SCOPE, type UserActor } from '../../src/services/access/actor.js';
 import { latestInvitationToken } from './mail-outbox.js';
 import type { TestEnv, TestOrg } from './test-env.js';
 

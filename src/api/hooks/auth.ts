@@ -1,12 +1,12 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
-import { bearerToken } from '../../services/auth-service.js';
-import type { UserActor } from '../../services/actor.js';
-import { isAllowed, type Action, type Principal, type ResourceKind } from '../../services/permissions.js';
+import { bearerToken } from '../../services/identity/auth-service.js';
+import type { UserActor } from '../../services/access/actor.js';
+import { isAllowed, type Action, type Principal, type ResourceKind } from '../../services/access/permissions.js';
 import type { RateLimitDecision } from '../../rate-limit/rate-limiter.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { requestContext } from '../../http/request-context.js';
-import { workspaceReadOnlyError } from '../../services/workspace.js';
+import { workspaceReadOnlyError } from '../../services/access/workspace.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

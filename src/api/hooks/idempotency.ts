@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { fingerprint, type IdempotencyService } from '../../services/idempotency-service.js';
+import { fingerprint, type IdempotencyService } from '../../services/shared/idempotency-service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -7,10 +7,10 @@ import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/
 import { EmptyBody } from '../../http/schemas/tasks.js';
 import { ListQuery } from '../../http/schemas/workflows.js';
 import { emptyBodyIsObject, extension } from './route-parts.js';
-import type { CreatedKey, KeySummary } from '../../services/api-keys-service.js';
-import type { AuditEntryView } from '../../services/audit-service.js';
-import { toExportResource } from '../../services/exports-service.js';
-import { toListEnvelope } from '../../services/pagination.js';
+import type { CreatedKey, KeySummary } from '../../services/identity/api-keys-service.js';
+import type { AuditEntryView } from '../../services/audit/audit-service.js';
+import { toExportResource } from '../../services/lifecycle/exports-service.js';
+import { toListEnvelope } from '../../services/shared/pagination.js';
 
 const changeErrors = { ...authErrorResponses, 404: ErrorResponse, 409: ErrorResponse, 415: ErrorResponse, 422: ErrorResponse };
 

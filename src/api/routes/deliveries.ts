@@ -14,8 +14,8 @@ import {
   ReplayJob,
   ReplayJobParams,
 } from '../../http/schemas/deliveries.js';
-import { HISTORY_SCAN_LIMIT } from '../../services/deliveries-service.js';
-import { MAX_BULK_REPLAY } from '../../services/replay-jobs-service.js';
+import { HISTORY_SCAN_LIMIT } from '../../services/webhooks/deliveries-service.js';
+import { MAX_BULK_REPLAY } from '../../services/webhooks/replay-jobs-service.js';
 
 const tags = ['Webhook deliveries'];
 

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../http/app-deps.js';
 import { actorOf, principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
 import { CreateProjectBody, ListProjectsQuery, Project, ProjectList, UpdateProjectBody } from '../../http/schemas/projects.js';
-import { toListEnvelope } from '../../services/pagination.js';
+import { toListEnvelope } from '../../services/shared/pagination.js';
 
 const tags = ['Projects'];
 

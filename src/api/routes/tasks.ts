@@ -5,8 +5,8 @@ import { actorOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
 import { CreateTaskBody, EmptyBody, ListTasksQuery, ReasonBody, Task, TaskList, UpdateTaskBody } from '../../http/schemas/tasks.js';
 import { ListQuery } from '../../http/schemas/workflows.js';
-import { toListEnvelope } from '../../services/pagination.js';
-import { readDueDate, type TaskResolution } from '../../services/tasks-service.js';
+import { toListEnvelope } from '../../services/shared/pagination.js';
+import { readDueDate, type TaskResolution } from '../../services/workflows/tasks-service.js';
 
 const tags = ['Tasks'];
 const changeErrors = { ...authErrorResponses, 404: ErrorResponse, 409: ErrorResponse, 415: ErrorResponse, 422: ErrorResponse };

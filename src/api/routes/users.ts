@@ -4,7 +4,7 @@ import { extension } from './route-parts.js';
 import { actorOf, principalOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
 import { InviteUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../../http/schemas/users.js';
-import { toListEnvelope } from '../../services/pagination.js';
+import { toListEnvelope } from '../../services/shared/pagination.js';
 
 const tags = ['Users'];
 

@@ -16,7 +16,7 @@ import {
   Webhook,
   WebhookList,
 } from '../../http/schemas/webhooks.js';
-import { toListEnvelope } from '../../services/pagination.js';
+import { toListEnvelope } from '../../services/shared/pagination.js';
 
 const tags = ['Webhooks'];
 

@@ -5,9 +5,9 @@ import { actorOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
 import { EmptyBody } from '../../http/schemas/tasks.js';
 import { CreateWorkflowBody, ListQuery, ReplaceWorkflowBody, Run, RunList, Workflow, WorkflowList } from '../../http/schemas/workflows.js';
-import { toListEnvelope } from '../../services/pagination.js';
-import { toRunDetailResource, toRunResource } from '../../services/runs-view.js';
-import { toWorkflowResource } from '../../services/workflows-service.js';
+import { toListEnvelope } from '../../services/shared/pagination.js';
+import { toRunDetailResource, toRunResource } from '../../services/workflows/runs-view.js';
+import { toWorkflowResource } from '../../services/workflows/workflows-service.js';
 
 const tags = ['Workflows'];
 const changeErrors = { ...authErrorResponses, 404: ErrorResponse, 409: ErrorResponse, 415: ErrorResponse, 422: ErrorResponse };

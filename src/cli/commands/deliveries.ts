@@ -1,11 +1,11 @@
 import { parseDuration } from '../../config.js';
 import type { Container } from '../../container.js';
 import { errors } from '../../errors.js';
-import { HISTORY_STATES, type DeliveryDetail, type HistoryState } from '../../services/deliveries-service.js';
-import { EVENT_TYPES, type EventType } from '../../services/events.js';
+import { HISTORY_STATES, type DeliveryDetail, type HistoryState } from '../../services/webhooks/deliveries-service.js';
+import { EVENT_TYPES, type EventType } from '../../services/events/outbox.js';
 import { CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, required, UsageError, type CommandGroup, type CommandInput } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
-import { cliActor } from '../../services/actor.js';
+import { cliActor } from '../../services/access/actor.js';
 import { withContainer } from '../runtime.js';
 
 const orgOption = { type: 'string', value: 'ORG', description: 'organisation id (org_...); found from the delivery when omitted' } as const;

@@ -1,4 +1,4 @@
-import { parseScope, SCOPE_HELP } from '../../services/permissions.js';
+import { parseScope, SCOPE_HELP } from '../../services/access/permissions.js';
 import { ORG_OPTION, required, type CommandGroup } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';

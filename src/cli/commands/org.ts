@@ -1,9 +1,9 @@
-import { cliActor } from '../../services/actor.js';
-import type { OrganizationLifecycle } from '../../services/lifecycle-service.js';
+import { cliActor } from '../../services/access/actor.js';
+import type { OrganizationLifecycle } from '../../services/lifecycle/lifecycle-service.js';
 import type { CommandGroup, PositionalSpec } from '../command.js';
 import { required, UsageError } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
-import type { SsoSettingsView } from '../../services/sso-service.js';
+import type { SsoSettingsView } from '../../services/identity/sso-service.js';
 import { withContainer } from '../runtime.js';
 import { toIso } from '../../lib/time.js';
 

@@ -1,6 +1,6 @@
-import { cliActor } from '../../services/actor.js';
-import type { Run, RunDetail } from '../../services/runs-view.js';
-import { describeStep } from '../../services/workflow-steps.js';
+import { cliActor } from '../../services/access/actor.js';
+import type { Run, RunDetail } from '../../services/workflows/runs-view.js';
+import { describeStep } from '../../services/workflows/workflow-steps.js';
 import { ORG_OPTION, required, type CommandGroup } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';

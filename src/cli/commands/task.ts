@@ -1,5 +1,5 @@
-import { cliActor } from '../../services/actor.js';
-import { readDueDate, type Task, type TaskResolution } from '../../services/tasks-service.js';
+import { cliActor } from '../../services/access/actor.js';
+import { readDueDate, type Task, type TaskResolution } from '../../services/workflows/tasks-service.js';
 import { CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, required, UsageError, type CommandGroup, type CommandResult } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';

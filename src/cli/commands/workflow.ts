@@ -1,7 +1,7 @@
-import { cliActor } from '../../services/actor.js';
-import type { Run } from '../../services/runs-view.js';
-import { describeStep, formatStepDuration, type StepInput } from '../../services/workflow-steps.js';
-import type { Workflow } from '../../services/workflows-service.js';
+import { cliActor } from '../../services/access/actor.js';
+import type { Run } from '../../services/workflows/runs-view.js';
+import { describeStep, formatStepDuration, type StepInput } from '../../services/workflows/workflow-steps.js';
+import type { Workflow } from '../../services/workflows/workflows-service.js';
 import { ORG_OPTION, required, UsageError, type CommandGroup, type CommandResult } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DomainError, errors } from '../../errors.js';
-import type { CreatedKey, KeyListItem } from '../../services/api-keys-service.js';
-import { parseScope, RESOURCE_KINDS, type ResourceKind } from '../../services/permissions.js';
+import type { CreatedKey, KeyListItem } from '../../services/identity/api-keys-service.js';
+import { parseScope, RESOURCE_KINDS, type ResourceKind } from '../../services/access/permissions.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { flashSecret } from '../flash.js';
-import { isWritable } from '../../services/workspace.js';
+import { isWritable } from '../../services/access/workspace.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, Email, errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
 import { Layout, type Viewer } from '../views/layout.js';

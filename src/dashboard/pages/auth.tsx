@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { linkExpired, linkNotFound, type OrganizationChoice } from '../../services/accounts-service.js';
+import { linkExpired, linkNotFound, type OrganizationChoice } from '../../services/identity/accounts-service.js';
 import type { Services } from '../../services/index.js';
-import type { StartedSession } from '../../services/sessions-service.js';
+import type { StartedSession } from '../../services/identity/sessions-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { requestContext } from '../../http/request-context.js';
 import { pageRefusal, publicCsrf, safeDashboardPath, seeOther, sendPage } from '../context.js';

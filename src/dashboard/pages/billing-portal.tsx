@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BillingProviderError } from '../../billing/stripe-billing.js';
 import { DomainError } from '../../errors.js';
-import { mayChangeSubscription } from '../../services/lifecycle-service.js';
+import { mayChangeSubscription } from '../../services/lifecycle/lifecycle-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { pageContext, sendPage } from '../context.js';
 import { FormBody, HtmlPage, htmlResponses } from '../schemas.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { toIso, systemClock } from '../../lib/time.js';
-import { GRACE_PERIOD_MS, mayChangeSubscription, requireOwner, type OrganizationLifecycle } from '../../services/lifecycle-service.js';
+import { GRACE_PERIOD_MS, mayChangeSubscription, requireOwner, type OrganizationLifecycle } from '../../services/lifecycle/lifecycle-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';

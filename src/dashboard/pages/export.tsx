@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendExport } from '../../http/download.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { ExportView } from '../../services/exports-service.js';
+import type { ExportView } from '../../services/lifecycle/exports-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';

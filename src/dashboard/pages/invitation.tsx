@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { InvitationView } from '../../services/invitations-service.js';
+import type { InvitationView } from '../../services/identity/invitations-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { requestContext } from '../../http/request-context.js';
 import { pageRefusal, publicCsrf, sendPage } from '../context.js';

@@ -1,18 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../http/app-deps.js';
 import { countOf } from '../../lib/text.js';
-import { canChange } from '../../services/workspace.js';
+import { canChange } from '../../services/access/workspace.js';
 import { pageContext, seeOther, sendPage } from '../context.js';
 import { dashboardCookies } from '../cookies.js';
 import { FormBody, pageSchema } from '../schemas.js';
-import type { DailyRequests } from '../../services/usage-service.js';
+import type { DailyRequests } from '../../services/lifecycle/usage-service.js';
 import { BarChart } from '../views/charts.js';
 import { Table, Url } from '../views/components.js';
 import { formatIsoDay } from '../../lib/time.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
-import type { Webhook } from '../../services/webhooks-service.js';
+import type { Webhook } from '../../services/webhooks/webhooks-service.js';
 import { subscriptionHref } from '../views/delivery-views.js';
 import { SubscriptionStatus } from '../views/webhook-views.js';
 

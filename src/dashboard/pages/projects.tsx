@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { ProjectStatus } from '../../db/schema.js';
-import { canChange } from '../../services/workspace.js';
-import type { ProjectListItem } from '../../services/projects-service.js';
+import { canChange } from '../../services/access/workspace.js';
+import type { ProjectListItem } from '../../services/projects/projects-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { CreateProjectBody } from '../../http/schemas/projects.js';
 import { authorizeChange, pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { projectTakesNewWork, workflowCanRun } from '../../services/work-rules.js';
-import { canChange, isWritable } from '../../services/workspace.js';
-import { isActiveRun } from '../../services/run-transitions.js';
-import { mayFinishTask } from '../../services/tasks-service.js';
-import { runName, type RunDetail, type RunStep } from '../../services/runs-view.js';
+import { projectTakesNewWork, workflowCanRun } from '../../services/workflows/work-rules.js';
+import { canChange, isWritable } from '../../services/access/workspace.js';
+import { isActiveRun } from '../../services/workflows/run-transitions.js';
+import { mayFinishTask } from '../../services/workflows/tasks-service.js';
+import { runName } from '../../services/shared/run-name.js';
+import type { RunDetail, RunStep } from '../../services/workflows/runs-view.js';
 import { sentence } from '../../lib/text.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { memberLabel } from '../members-options.js';

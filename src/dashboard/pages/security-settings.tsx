@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../errors.js';
-import { TWO_STEP_GRACE_MS } from '../../services/sessions-service.js';
+import { TWO_STEP_GRACE_MS } from '../../services/identity/sessions-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { pageContext, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { OidcClaims } from '../../sso/oidc-client.js';
-import type { SsoDomainView, SsoLinkView, SsoSettingsView } from '../../services/sso-service.js';
+import type { SsoDomainView, SsoLinkView, SsoSettingsView } from '../../services/identity/sso-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { requestContext } from '../../http/request-context.js';
 import { pageContext, pageRefusal, publicCsrf, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';

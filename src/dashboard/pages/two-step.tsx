@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../errors.js';
-import type { FactorsOf, TwoStepProof } from '../../services/two-step-service.js';
+import type { FactorsOf, TwoStepProof } from '../../services/identity/two-step-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { requestContext } from '../../http/request-context.js';
 import { pageContext, pageRefusal, publicCsrf, safeDashboardPath, seeOther, sendPage } from '../context.js';

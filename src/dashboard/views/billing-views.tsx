@@ -1,5 +1,5 @@
 import type { OrgState } from '../../db/schema.js';
-import type { OrganizationLifecycle } from '../../services/lifecycle-service.js';
+import type { OrganizationLifecycle } from '../../services/lifecycle/lifecycle-service.js';
 import type { PageContext } from '../context.js';
 import { ActionForm, CsrfField, errorFor, Field, Time, type FormError } from './components.js';
 import { Layout } from './layout.js';

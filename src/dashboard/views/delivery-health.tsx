@@ -1,4 +1,4 @@
-import type { DeliveryHealth } from '../../services/delivery-stats-service.js';
+import type { DeliveryHealth } from '../../services/webhooks/delivery-stats-service.js';
 import { BarChart, type ChartSeries } from './charts.js';
 import { Table, Time } from './components.js';
 import { formatCount, formatShare } from './numbers.js';

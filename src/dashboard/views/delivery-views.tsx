@@ -1,11 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import { countOf } from '../../lib/text.js';
 import { RESPONSE_BODY_LIMIT } from '../../delivery/sender.js';
-import { canChange } from '../../services/workspace.js';
+import { canChange } from '../../services/access/workspace.js';
 import { progressVersion } from '../progress.js';
-import type { Delivery, DeliveryAttempt, DeliveryDetail, HistoryState } from '../../services/deliveries-service.js';
-import { MAX_BULK_REPLAY, type ReplayJob } from '../../services/replay-jobs-service.js';
-import type { Webhook } from '../../services/webhooks-service.js';
+import type { Delivery, DeliveryAttempt, DeliveryDetail, HistoryState } from '../../services/webhooks/deliveries-service.js';
+import { MAX_BULK_REPLAY, type ReplayJob } from '../../services/webhooks/replay-jobs-service.js';
+import type { Webhook } from '../../services/webhooks/webhooks-service.js';
 import type { PageContext } from '../context.js';
 import { ActionForm, Table, Time, type FormError } from './components.js';
 import { Layout } from './layout.js';

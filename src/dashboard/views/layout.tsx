@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { Role } from '../../db/schema.js';
-import type { Workspace } from '../../services/workspace.js';
+import type { Workspace } from '../../services/access/workspace.js';
 import type { Flash, TypedField } from '../flash.js';
 import type { Progress } from '../progress.js';
 import { CsrfField, Day, ErrorSummary, Notice, type FormError } from './components.js';

@@ -1,4 +1,4 @@
-import type { SsoLinkView } from '../../services/sso-service.js';
+import type { SsoLinkView } from '../../services/identity/sso-service.js';
 import { ActionForm, Time } from './components.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Task } from '../../services/tasks-service.js';
+import type { Task } from '../../services/workflows/tasks-service.js';
 import { ActionForm } from './components.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { RunStatus, StepKind, TaskKind, TaskStatus } from '../../db/schema.js';
-import type { Run } from '../../services/runs-view.js';
+import type { Run } from '../../services/workflows/runs-view.js';
 
 /** Words shared by the workflow, run and task pages (DASHBOARD 7): states are never shown as codes alone. */
 

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { SqlDialect } from '../dialect.js';
 
-/** PostgreSQL channel of the triggers below (src/services/pg-auth-events.ts listens on it). */
+/** PostgreSQL channel of the triggers below (src/db/pg-auth-events.ts listens on it). */
 export const AUTH_CHANNEL = 'workspace_auth';
 
 /**

@@ -107,7 +107,7 @@ export function usersRepository({ db }: RepoContext) {
       return rows.map((r) => r.password_hash!);
     },
 
-    /** A hash rewritten in place (a shared salt, services/passwords.ts), unless the password changed meanwhile. */
+    /** A hash rewritten in place (a shared salt, services/identity/passwords.ts), unless the password changed meanwhile. */
     async setPasswordHashIfUnchanged(orgId: string, userId: string, expected: string, next: string): Promise<void> {
       await db.updateTable('users').set({ password_hash: next }).where('org_id', '=', orgId).where('id', '=', userId).where('password_hash', '=', expected).execute();
     },

@@ -4,7 +4,7 @@ import type { RepoContext } from './executor.js';
 /**
  * WebAuthn challenges, single use: kept by their value (random, 256 bits) with what they are for and the
  * browser that asked, and deleted, in a statement committed on its own, before the verification that reads
- * them: spent whatever its outcome (services/webauthn.ts).
+ * them: spent whatever its outcome (services/identity/webauthn.ts).
  */
 export function webauthnChallengesRepository({ db }: RepoContext) {
   return {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { EVENT_TYPES } from '../../services/events.js';
-import { HISTORY_STATES } from '../../services/deliveries-service.js';
-import { MAX_BULK_REPLAY } from '../../services/replay-jobs-service.js';
+import { EVENT_TYPES } from '../../services/events/outbox.js';
+import { HISTORY_STATES } from '../../services/webhooks/deliveries-service.js';
+import { MAX_BULK_REPLAY } from '../../services/webhooks/replay-jobs-service.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 const DeliveryStatus = Type.Union(

@@ -1,8 +1,8 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox';
-import type { EventType } from '../../services/events.js';
+import type { EventType } from '../../services/events/outbox.js';
 
 // The bodies the delivery worker sends (CONTRACT 7, DASHBOARD 7). They document what the builders in
-// src/services/projects-service.ts and src/services/run-transitions.ts produce: every object is closed
+// src/services/projects/projects-service.ts and src/services/workflows/run-transitions.ts produce: every object is closed
 // (additionalProperties: false) so test/event-payloads.test.ts fails when a builder adds, drops or renames
 // a field without this file (and so the OpenAPI document and the client's types) following.
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Role as RoleName } from '../../db/schema.js';
 import { EMAIL_MAX_LENGTH } from '../../lib/email.js';
-import { ROLES } from '../../services/permissions.js';
+import { ROLES } from '../../services/access/permissions.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 // An enum (not a union of literals) so a wrong value reports the accepted ones.

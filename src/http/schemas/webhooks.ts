@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { EVENT_TYPES } from '../../services/events.js';
-import { DEFAULT_PREVIOUS_EXPIRES_IN, MAX_PREVIOUS_EXPIRES_IN, MAX_RATE_LIMIT } from '../../services/webhooks-service.js';
+import { EVENT_TYPES } from '../../services/events/outbox.js';
+import { DEFAULT_PREVIOUS_EXPIRES_IN, MAX_PREVIOUS_EXPIRES_IN, MAX_RATE_LIMIT } from '../../services/webhooks/webhooks-service.js';
 import { ListEnvelope, Nullable, PageQuery, Timestamp } from './common.js';
 
 const EventName = Type.Union(EVENT_TYPES.map((name) => Type.Literal(name)), { title: 'EventType' });

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_STEPS } from '../../services/workflow-steps.js';
+import { MAX_STEPS } from '../../services/workflows/workflow-steps.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 const NullableTime = (description: string) => Type.Union([Timestamp, Type.Null()], { description });
