@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import Fastify from 'fastify';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { Project, ProjectList } from '../dist/http/schemas/projects.js';
+import { Project, ProjectList } from '../dist/schemas/projects.js';
 import { toIso } from '../dist/lib/time.js';
 import { encodeCursor } from '../dist/services/shared/pagination.js';
 import { newId } from '../dist/lib/ids.js';

@@ -52,7 +52,7 @@ import { createExportsService } from './services/lifecycle/exports-service.js';
 import { createStripeBilling, type StripeApiOptions, type StripeBilling } from './billing/stripe-billing.js';
 import { noTracing, type Tracing } from './tracing/tracing.js';
 import { createSecretBox, type SecretBox } from './lib/secret-box.js';
-import { eventExamples } from './http/schemas/events.js';
+import { eventExamples } from './schemas/events.js';
 import { createWebhookHealthService } from './services/webhooks/webhook-health-service.js';
 
 /**

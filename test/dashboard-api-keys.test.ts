@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/lib/crypto.js';
-import { EVENT_TYPES } from '../src/services/events/outbox.js';
+import { EVENT_TYPES } from '../src/schemas/events.js';
 import { DashboardClient, noticeOf, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../src/db/schema.js';
-import { EVENT_TYPES } from '../src/services/events/outbox.js';
+import { EVENT_TYPES } from '../src/schemas/events.js';
 import { DashboardClient, invitationPageStatus, noticeOf, textOf, type PageResponse } from './helpers/dashboard.js';
 import { decodeQuotedPrintable, latestInvitationToken, outboxMessages } from './helpers/mail-outbox.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUtc } from '../src/lib/time.js';
 import { cliActor } from '../src/services/access/actor.js';
-import { EVENT_TYPES } from '../src/services/events/outbox.js';
+import { EVENT_TYPES } from '../src/schemas/events.js';
 import { recordAttempt } from './helpers/attempts.js';
 import { DashboardClient, noticeOf, tableRows, textOf, type FormFields, type PageResponse } from './helpers/dashboard.js';
 import { ManualClock } from './helpers/manual-clock.js';

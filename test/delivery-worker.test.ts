@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { verifySignature } from '../src/index.js';
-import { recordEvent, type EventType } from '../src/services/events/outbox.js';
+import { recordEvent } from '../src/services/events/outbox.js';
+import { type EventType } from '../src/schemas/events.js';
 import { testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { startDeliveryHarness, startHttpsReceiver, waitFor, type DeliveryHarness, type HttpsReceiver, type TestCertificate } from './helpers/https-receiver.js';
 import { cliActor } from '../src/services/access/actor.js';

@@ -1,8 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_SCHEMAS } from '../src/http/schemas/events.js';
-import { EVENT_TYPES, type EventType } from '../src/services/events/outbox.js';
+import { EVENT_SCHEMAS, EVENT_TYPES, type EventType } from '../src/schemas/events.js';
 import { deliverEveryEvent } from './helpers/event-flows.js';
 import { startDeliveryHarness, type DeliveryHarness } from './helpers/https-receiver.js';
 import { testDialects } from './helpers/test-env.js';
@@ -17,7 +16,7 @@ interface Body {
 }
 
 /**
- * The documented event bodies (src/http/schemas/events.ts, published in the OpenAPI document's `webhooks`
+ * The documented event bodies (src/schemas/events.ts, published in the OpenAPI document's `webhooks`
  * section and typed in the client) against the bytes the worker really sends, for every shape each event
  * takes. The schemas are closed, so a field added, dropped, renamed or retyped in a builder fails here.
  */

@@ -9,7 +9,7 @@ import {
   type WebhookEventType,
   type WebhookVerificationReason,
 } from '../src/client/verify-webhook.js';
-import { EVENT_TYPES } from '../src/services/events/outbox.js';
+import { EVENT_TYPES } from '../src/schemas/events.js';
 import { deliverEveryEvent } from './helpers/event-flows.js';
 import { startDeliveryHarness, type DeliveryHarness, type ReceivedRequest } from './helpers/https-receiver.js';
 import { testDialects } from './helpers/test-env.js';

@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../src/services/events/outbox.js';
+import { EVENT_TYPES } from '../src/schemas/events.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from './helpers/test-env.js';
 import { cancelSubscription, orgSnapshot } from './helpers/read-only.js';
 

@@ -1,8 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDialects, type ApiResponse, type RequestOptions, type TestEnv, type TestOrg } from './helpers/test-env.js';
-import { createTestEnv } from './helpers/test-env.js';
+import { testDialects, type ApiResponse, type RequestOptions, type TestEnv, type TestOrg, createTestEnv } from './helpers/test-env.js';
 import { cancelSubscription, orgSnapshot } from './helpers/read-only.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { recordEvent } from '../src/services/events/outbox.js';

@@ -1,5 +1,5 @@
 import type { DeliveryControlInput } from '../services/webhooks/webhooks-service.js';
-import { MAX_RATE_LIMIT } from '../services/webhooks/webhooks-service.js';
+import { MAX_RATE_LIMIT } from '../schemas/webhooks.js';
 import { FormText } from './schemas.js';
 
 /** The subscription forms' "Rate limit (per second)" and "Deliver in order" (a checkbox sends `fifo`). */

@@ -2,7 +2,8 @@ import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyReques
 import { errors } from '../../errors.js';
 import { bearerToken } from '../../services/identity/auth-service.js';
 import type { UserActor } from '../../services/access/actor.js';
-import { isAllowed, type Action, type Principal, type ResourceKind } from '../../services/access/permissions.js';
+import { isAllowed, type Action, type Principal } from '../../services/access/permissions.js';
+import { type ResourceKind } from '../../schemas/access.js';
 import type { RateLimitDecision } from '../../rate-limit/rate-limiter.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { requestContext } from '../../http/request-context.js';

@@ -1,5 +1,5 @@
 import { errorResponseName, errorResponses, errorStatuses, sharedHeaders, sharedParameters } from './components.js';
-import { ErrorResponse } from '../../http/schemas/common.js';
+import { ErrorResponse } from '../../schemas/common.js';
 import { operationDocs } from './operations.js';
 import { webhookOperations } from './webhooks.js';
 

@@ -1,6 +1,5 @@
 import type { TObject } from '@sinclair/typebox';
-import { EVENT_SCHEMAS } from '../../http/schemas/events.js';
-import type { EventType } from '../../services/events/outbox.js';
+import { EVENT_SCHEMAS, type EventType } from '../../schemas/events.js';
 
 /** When each event fires, for its operation's summary and description. */
 const FIRES_WHEN: Record<EventType, { summary: string; when: string }> = {

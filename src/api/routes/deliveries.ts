@@ -2,20 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../http/app-deps.js';
 import { extension } from './route-parts.js';
 import { actorOf } from '../hooks/auth.js';
-import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
-import {
-  Delivery,
-  DeliveryDetail,
-  DeliveryList,
-  DeliveryParams,
-  ListDeliveriesQuery,
-  NoQuery,
-  ReplayFailedBody,
-  ReplayJob,
-  ReplayJobParams,
-} from '../../http/schemas/deliveries.js';
+import { authErrorResponses, ErrorResponse, IdParams } from '../../schemas/common.js';
+import { Delivery, DeliveryDetail, DeliveryList, DeliveryParams, ListDeliveriesQuery, NoQuery, ReplayFailedBody, ReplayJob, ReplayJobParams, MAX_BULK_REPLAY } from '../../schemas/deliveries.js';
 import { HISTORY_SCAN_LIMIT } from '../../services/webhooks/deliveries-service.js';
-import { MAX_BULK_REPLAY } from '../../services/webhooks/replay-jobs-service.js';
 
 const tags = ['Webhook deliveries'];
 

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../http/app-deps.js';
 import { requestContext } from '../../http/request-context.js';
-import { ErrorResponse } from '../../http/schemas/common.js';
-import { AcceptInvitationBody, TokenParams } from '../../http/schemas/invitations.js';
-import { User } from '../../http/schemas/users.js';
+import { ErrorResponse } from '../../schemas/common.js';
+import { AcceptInvitationBody, TokenParams } from '../../schemas/invitations.js';
+import { User } from '../../schemas/users.js';
 
 const tags = ['Invitations'];
 

@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../http/app-deps.js';
 import { extension } from './route-parts.js';
 import { actorOf } from '../hooks/auth.js';
-import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
-import { Event, EventList, ListEventsQuery, Organization } from '../../http/schemas/organization.js';
-import { NoQuery } from '../../http/schemas/deliveries.js';
+import { authErrorResponses, ErrorResponse, IdParams } from '../../schemas/common.js';
+import { Event, EventList, ListEventsQuery, Organization } from '../../schemas/organization.js';
+import { NoQuery } from '../../schemas/deliveries.js';
 
 /** Text already serialised as the response schema describes it (Fastify sends a JSON string as it is). */
 const serialised = (text: string) => text as never;

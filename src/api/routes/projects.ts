@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../http/app-deps.js';
 import { actorOf, principalOf } from '../hooks/auth.js';
-import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
-import { CreateProjectBody, ListProjectsQuery, Project, ProjectList, UpdateProjectBody } from '../../http/schemas/projects.js';
+import { authErrorResponses, ErrorResponse, IdParams } from '../../schemas/common.js';
+import { CreateProjectBody, ListProjectsQuery, Project, ProjectList, UpdateProjectBody } from '../../schemas/projects.js';
 import { toListEnvelope } from '../../services/shared/pagination.js';
 
 const tags = ['Projects'];

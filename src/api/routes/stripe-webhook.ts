@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { StripeBilling } from '../../billing/stripe-billing.js';
 import type { AppDeps } from '../../http/app-deps.js';
-import { ErrorResponse } from '../../http/schemas/common.js';
+import { ErrorResponse } from '../../schemas/common.js';
 
 const WebhookReceipt = Type.Object(
   {

@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../http/app-deps.js';
 import { emptyBodyIsObject, extension } from './route-parts.js';
 import { actorOf } from '../hooks/auth.js';
-import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
-import { CreateTaskBody, EmptyBody, ListTasksQuery, ReasonBody, Task, TaskList, UpdateTaskBody } from '../../http/schemas/tasks.js';
-import { ListQuery } from '../../http/schemas/workflows.js';
+import { authErrorResponses, ErrorResponse, IdParams } from '../../schemas/common.js';
+import { CreateTaskBody, EmptyBody, ListTasksQuery, ReasonBody, Task, TaskList, UpdateTaskBody } from '../../schemas/tasks.js';
+import { ListQuery } from '../../schemas/workflows.js';
 import { toListEnvelope } from '../../services/shared/pagination.js';
 import { readDueDate, type TaskResolution } from '../../services/workflows/tasks-service.js';
 

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../http/app-deps.js';
 import { extension } from './route-parts.js';
 import { actorOf, principalOf } from '../hooks/auth.js';
-import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
-import { InviteUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../../http/schemas/users.js';
+import { authErrorResponses, ErrorResponse, IdParams } from '../../schemas/common.js';
+import { InviteUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../../schemas/users.js';
 import { toListEnvelope } from '../../services/shared/pagination.js';
 
 const tags = ['Users'];

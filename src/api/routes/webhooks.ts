@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../http/app-deps.js';
 import { emptyBodyIsObject, extension } from './route-parts.js';
 import { actorOf, principalOf } from '../hooks/auth.js';
-import { authErrorResponses, ErrorResponse, IdParams } from '../../http/schemas/common.js';
-import { NoQuery } from '../../http/schemas/deliveries.js';
+import { authErrorResponses, ErrorResponse, IdParams } from '../../schemas/common.js';
+import { NoQuery } from '../../schemas/deliveries.js';
 import {
   CreatedWebhook,
   CreateWebhookBody,
@@ -15,7 +15,7 @@ import {
   UpdateWebhookBody,
   Webhook,
   WebhookList,
-} from '../../http/schemas/webhooks.js';
+} from '../../schemas/webhooks.js';
 import { toListEnvelope } from '../../services/shared/pagination.js';
 
 const tags = ['Webhooks'];

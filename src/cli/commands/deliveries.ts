@@ -1,8 +1,9 @@
 import { parseDuration } from '../../config.js';
 import type { Container } from '../../container.js';
 import { errors } from '../../errors.js';
-import { HISTORY_STATES, type DeliveryDetail, type HistoryState } from '../../services/webhooks/deliveries-service.js';
-import { EVENT_TYPES, type EventType } from '../../services/events/outbox.js';
+import { type HistoryState } from '../../services/webhooks/deliveries-service.js';
+import { type DeliveryDetail, HISTORY_STATES } from '../../schemas/deliveries.js';
+import { EVENT_TYPES, type EventType } from '../../schemas/events.js';
 import { CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, required, UsageError, type CommandGroup, type CommandInput } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { cliActor } from '../../services/access/actor.js';

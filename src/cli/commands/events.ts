@@ -1,5 +1,5 @@
 import { cliActor } from '../../services/access/actor.js';
-import { EVENT_TYPES } from '../../services/events/outbox.js';
+import { EVENT_TYPES } from '../../schemas/events.js';
 import { CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, required, type CommandGroup } from '../command.js';
 import { formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';

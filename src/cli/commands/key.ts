@@ -1,4 +1,5 @@
-import { parseScope, SCOPE_HELP } from '../../services/access/permissions.js';
+import { parseScope } from '../../services/access/permissions.js';
+import { SCOPE_HELP } from '../../schemas/access.js';
 import { ORG_OPTION, required, type CommandGroup } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';

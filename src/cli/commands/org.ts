@@ -1,7 +1,6 @@
 import { cliActor } from '../../services/access/actor.js';
 import type { OrganizationLifecycle } from '../../services/lifecycle/lifecycle-service.js';
-import type { CommandGroup, PositionalSpec } from '../command.js';
-import { required, UsageError } from '../command.js';
+import { type CommandGroup, type PositionalSpec, required, UsageError } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
 import type { SsoSettingsView } from '../../services/identity/sso-service.js';
 import { withContainer } from '../runtime.js';

@@ -1,5 +1,5 @@
 import { cliActor } from '../../services/access/actor.js';
-import { ROLES } from '../../services/access/permissions.js';
+import { ROLES } from '../../schemas/access.js';
 import { ORG_OPTION, required, type CommandGroup } from '../command.js';
 import { formatFields } from '../output.js';
 import { withContainer } from '../runtime.js';

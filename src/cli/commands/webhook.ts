@@ -1,8 +1,8 @@
 import type { Container } from '../../container.js';
 import { errors, fieldError } from '../../errors.js';
 import { cliActor } from '../../services/access/actor.js';
-import { EVENT_TYPES, type EventType } from '../../services/events/outbox.js';
-import { MAX_PREVIOUS_EXPIRES_IN, MAX_RATE_LIMIT, type Webhook } from '../../services/webhooks/webhooks-service.js';
+import { EVENT_TYPES, type EventType } from '../../schemas/events.js';
+import { type Webhook, MAX_PREVIOUS_EXPIRES_IN, MAX_RATE_LIMIT } from '../../schemas/webhooks.js';
 import type { CommandGroup, CommandInput } from '../command.js';
 import { formatFields } from '../output.js';
 import { withContainer } from '../runtime.js';

@@ -12,7 +12,7 @@ import { formatIsoDay } from '../../lib/time.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
-import type { Webhook } from '../../services/webhooks/webhooks-service.js';
+import type { Webhook } from '../../schemas/webhooks.js';
 import { subscriptionHref } from '../views/delivery-views.js';
 import { SubscriptionStatus } from '../views/webhook-views.js';
 

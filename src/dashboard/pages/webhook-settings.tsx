@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { DomainError } from '../../errors.js';
-import type { EventType } from '../../services/events/outbox.js';
-import { DEFAULT_PREVIOUS_EXPIRES_IN, type UpdateWebhookInput, type Webhook } from '../../services/webhooks/webhooks-service.js';
+import type { EventType } from '../../schemas/events.js';
+import { type UpdateWebhookInput } from '../../services/webhooks/webhooks-service.js';
+import { type Webhook, DEFAULT_PREVIOUS_EXPIRES_IN, UpdateWebhookBody } from '../../schemas/webhooks.js';
 import type { AppDeps } from '../../http/app-deps.js';
-import { UpdateWebhookBody } from '../../http/schemas/webhooks.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { sentence } from '../../lib/text.js';
 import { formErrors, validateAs } from '../form-validation.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../errors.js';
 import type { PageResult } from '../../services/shared/pagination.js';
-import type { Project } from '../../services/projects/projects-service.js';
+import type { Project } from '../../schemas/projects.js';
 import { runName } from '../../services/shared/run-name.js';
 import type { Run } from '../../services/workflows/runs-view.js';
 import { formatStepDuration, type StepInput } from '../../services/workflows/workflow-steps.js';

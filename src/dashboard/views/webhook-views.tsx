@@ -1,5 +1,5 @@
-import { EVENT_TYPES } from '../../services/events/outbox.js';
-import type { Webhook } from '../../services/webhooks/webhooks-service.js';
+import { EVENT_TYPES } from '../../schemas/events.js';
+import type { Webhook } from '../../schemas/webhooks.js';
 import { Field, Time } from './components.js';
 import { RATE_LIMIT_LABEL, type DeliveryControlValues } from '../delivery-control-form.js';
 

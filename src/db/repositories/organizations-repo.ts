@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import type { Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { OrganizationRow, OrganizationsTable, OrgState, Workspace } from '../schema.js';
 import type { RepoContext } from './executor.js';
 

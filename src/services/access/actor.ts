@@ -1,6 +1,7 @@
 import type { AuditSource, Role, Workspace } from '../../db/schema.js';
 import { errors } from '../../errors.js';
-import { isAllowed, roleAllows, type Action, type ResourceKind, type Scope } from './permissions.js';
+import { isAllowed, roleAllows, type Action, type Scope } from './permissions.js';
+import { type ResourceKind } from '../../schemas/access.js';
 
 /** Where a change came from, as the audit log records it. */
 export interface ActorContext {

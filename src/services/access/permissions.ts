@@ -1,18 +1,11 @@
 import type { Role, Workspace } from '../../db/schema.js';
+import { RESOURCE_KINDS, type ResourceKind } from '../../schemas/access.js';
 
-export type ResourceKind = 'projects' | 'users' | 'webhooks' | 'workflows' | 'tasks' | 'events' | 'audit_log' | 'api_keys' | 'exports';
 /**
  * `finish` is marking a task done, approving or rejecting it: a change (a `:read` grant does not cover it)
  * that every role may make on a task assigned to them; the task decides (tasks-service `mayFinishTask`).
  */
 export type Action = 'read' | 'create' | 'update' | 'delete' | 'finish';
-
-/** In the order scopes are written and the dashboard's "Restricted" form lists them (CONTRACT 9 and 13). */
-export const RESOURCE_KINDS: readonly ResourceKind[] = ['projects', 'users', 'webhooks', 'workflows', 'tasks', 'events', 'audit_log', 'api_keys', 'exports'];
-export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
-
-/** How a scope is described wherever one is asked for (API validation, CLI help, dashboard). */
-export const SCOPE_HELP = `read, full, or a list of ${RESOURCE_KINDS.join(', ')} (each optionally :read)`;
 
 /** A key's scope: `read`, `full`, or per-resource grants such as `projects,users:read`. */
 export type Scope =

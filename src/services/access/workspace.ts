@@ -2,7 +2,8 @@ import type { Workspace } from '../../db/schema.js';
 import type { Repositories } from '../../db/repositories/index.js';
 import { errors } from '../../errors.js';
 import { can, type Actor } from './actor.js';
-import type { Action, ResourceKind } from './permissions.js';
+import type { Action } from './permissions.js';
+import type { ResourceKind } from '../../schemas/access.js';
 
 /**
  * The organisation's lifecycle as every door sees it (DASHBOARD 10). A read-only workspace refuses

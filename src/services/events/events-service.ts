@@ -4,7 +4,7 @@ import { toPage } from '../../db/repositories/executor.js';
 import { errors, fieldError } from '../../errors.js';
 import { toIso, type Clock } from '../../lib/time.js';
 import { authorize, type Actor } from '../access/actor.js';
-import { EVENT_TYPES, type EventType } from './outbox.js';
+import { EVENT_TYPES, type EventType } from '../../schemas/events.js';
 import { decodeCursor, encodeCursor, type PageRequest } from '../shared/pagination.js';
 
 export interface EventsServiceDeps {

@@ -1,17 +1,7 @@
 import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/time.js';
+import type { EventType } from '../../schemas/events.js';
 import type { Repositories } from '../../db/repositories/index.js';
-
-export const EVENT_TYPES = [
-  'project.created',
-  'project.updated',
-  'project.deleted',
-  'workflow.completed',
-  'workflow.failed',
-  'task.assigned',
-] as const;
-
-export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface RecordedEvent {
   id: string;

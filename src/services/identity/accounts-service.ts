@@ -19,7 +19,8 @@ import { recordAudit, userTarget } from '../audit/audit-record.js';
 import type { AcceptInvitationInput, InvitationsService } from './invitations-service.js';
 import type { PasswordHasher, PasswordMatch } from './passwords.js';
 import { refusedBySso, sessionActor, ssoRequired, type SessionsService, type StartedSession } from './sessions-service.js';
-import { normalizeEmail, toUser, type User } from './users-view.js';
+import { normalizeEmail, toUser } from './users-view.js';
+import { type User } from '../../schemas/users.js';
 
 export { NAME_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './account-rules.js';
 

@@ -12,7 +12,8 @@ import { toPage } from '../../db/repositories/executor.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from '../shared/pagination.js';
 import { createdChanges, keyTarget, recordAudit } from '../audit/audit-record.js';
 import type { AuthEvents } from '../../db/auth-events.js';
-import { formatScope, parseScope, SCOPE_HELP, scopeCovers } from '../access/permissions.js';
+import { formatScope, parseScope, scopeCovers } from '../access/permissions.js';
+import { SCOPE_HELP } from '../../schemas/access.js';
 import { requireWritable } from '../access/workspace.js';
 
 export interface CreatedKey {

@@ -13,7 +13,8 @@ import { tokenHash, tokenState, type TokenLookup } from './link-tokens.js';
 import { FULL_SCOPE, type ActorContext } from '../access/actor.js';
 import { workspaceReadOnlyError, type Workspace } from '../access/workspace.js';
 import { recordAudit, userTarget } from '../audit/audit-record.js';
-import { toUser, type User } from './users-view.js';
+import { toUser } from './users-view.js';
+import { type User } from '../../schemas/users.js';
 
 export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
 

@@ -1,17 +1,6 @@
 import { toIso } from '../../lib/time.js';
 import type { UserRow } from '../../db/schema.js';
-
-export interface User {
-  id: string;
-  email: string;
-  name: string | null;
-  role: UserRow['role'];
-  status: UserRow['status'];
-  created_at: string;
-  updated_at: string;
-}
-
-export type UserListItem = Pick<User, 'id' | 'email' | 'name' | 'role' | 'created_at'>;
+import type { User, UserListItem } from '../../schemas/users.js';
 
 export function toUser(row: UserRow): User {
   return {

@@ -2,7 +2,8 @@ import type { ExportReadsRepository, ExportTable, ExportTableRow } from '../../d
 import type { DeliveryAttemptRow, DeliveryRow, RunRow, RunStepRow, TaskRow } from '../../db/schema.js';
 import { summarizeKey } from '../identity/api-keys-service.js';
 import { toAuditEntryView } from '../audit/audit-service.js';
-import { toAttempt, toDelivery, type DeliveryDetail } from '../webhooks/deliveries-service.js';
+import { toAttempt, toDelivery } from '../webhooks/deliveries-service.js';
+import { type DeliveryDetail } from '../../schemas/deliveries.js';
 import { toProject } from '../projects/projects-service.js';
 import { toRun, toRunStep, type RunDetail } from '../workflows/runs-view.js';
 import { toTask } from '../workflows/tasks-service.js';

@@ -7,12 +7,12 @@ import type { Store } from '../../db/store.js';
 import { isValidEmail } from '../../lib/email.js';
 import { check, nameProblems } from '../identity/account-rules.js';
 import { cliActor, inOrg, type Actor } from '../access/actor.js';
-import type { ApiKeysService, CreatedKey, KeySummary } from '../identity/api-keys-service.js';
-import { summarizeKey } from '../identity/api-keys-service.js';
+import { type ApiKeysService, type CreatedKey, type KeySummary, summarizeKey } from '../identity/api-keys-service.js';
 import { createdChanges, recordAudit, userTarget } from '../audit/audit-record.js';
 import type { AuthEvents } from '../../db/auth-events.js';
-import { ROLES } from '../access/permissions.js';
-import { normalizeEmail, toUser, type User } from '../identity/users-view.js';
+import { ROLES } from '../../schemas/access.js';
+import { normalizeEmail, toUser } from '../identity/users-view.js';
+import { type User } from '../../schemas/users.js';
 import { requireWritable } from '../access/workspace.js';
 
 export type { CreatedKey, KeySummary } from '../identity/api-keys-service.js';

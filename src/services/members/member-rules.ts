@@ -1,6 +1,6 @@
 import type { Role, UserStatus } from '../../db/schema.js';
 import { actingRole, can, type Actor } from '../access/actor.js';
-import { ROLES } from '../access/permissions.js';
+import { ROLES } from '../../schemas/access.js';
 
 /**
  * The member rules of CONTRACT 5, one function each, asked by the users service before it changes anything

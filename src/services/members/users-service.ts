@@ -16,7 +16,8 @@ import { decodeCursor, pageResult, type PageRequest, type PageResult } from '../
 import { authorize, type Actor } from '../access/actor.js';
 import { isLastOwner, LAST_OWNER, OWNER_RULE, ownerRuleAllows } from './member-rules.js';
 import { recordAudit, userTarget } from '../audit/audit-record.js';
-import { normalizeEmail, toUser, toUserListItem, type User, type UserListItem } from '../identity/users-view.js';
+import { normalizeEmail, toUser, toUserListItem } from '../identity/users-view.js';
+import type { UserListItem, User } from '../../schemas/users.js';
 import { requireWritable } from '../access/workspace.js';
 
 export interface InviteUserInput {

@@ -10,17 +10,7 @@ import { createdChanges, diffChanges, recordAudit } from '../audit/audit-record.
 import { recordEvent } from '../events/outbox.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from '../shared/pagination.js';
 import { requireWritable } from '../access/workspace.js';
-
-export interface Project {
-  id: string;
-  name: string;
-  description: string | null;
-  status: ProjectStatus;
-  created_at: string;
-  updated_at: string;
-}
-
-export type ProjectListItem = Pick<Project, 'id' | 'name' | 'status' | 'created_at'>;
+import type { Project, ProjectListItem } from '../../schemas/projects.js';
 
 export interface CreateProjectInput {
   name: string;

@@ -5,14 +5,13 @@ import type { DeliveryAttemptRow, DeliveryRow, WebhookRow } from '../../db/schem
 import type { Store } from '../../db/store.js';
 import { authorize, type Actor } from '../access/actor.js';
 import { recordAudit } from '../audit/audit-record.js';
-import type { EventType } from '../events/outbox.js';
+import type { EventType } from '../../schemas/events.js';
 import { requireActiveWebhook, requireWebhook } from './webhooks-service.js';
 import { requireWritable } from '../access/workspace.js';
+import type { DeliveryAttempt, Delivery, DeliveryDetail } from '../../schemas/deliveries.js';
 
 export type { HistoryState } from '../../db/repositories/deliveries-repo.js';
 
-/** The states in the order the dashboard's filter offers them. */
-export const HISTORY_STATES: readonly HistoryState[] = ['delivered', 'retrying', 'pending', 'failed', 'cancelled'];
 
 /**
  * At most this many deliveries of the index are examined for one page when a filter is not served by an
@@ -22,58 +21,8 @@ export const HISTORY_SCAN_LIMIT = 5_000;
 
 export type CancelReason = 'subscription_disabled' | 'subscription_deleted';
 
-export interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: EventType;
-  webhook_id: string;
-  status: HistoryState;
-  /** Attempts made so far (automatic and replayed). */
-  attempts: number;
-  /** When the next attempt is due (pending and retrying deliveries only). */
-  next_attempt_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  /** When the latest attempt started; null before the first. */
-  last_attempt_at: string | null;
-  /** A replay was made or is queued. */
-  replayed: boolean;
-  /** A test event (POST /v1/webhooks/:id/test). */
-  test: boolean;
-  /** Why a cancelled delivery was cancelled: `subscription_disabled` (replayable once enabled) or `subscription_deleted`. */
-  cancel_reason: CancelReason | null;
-  /** Why a pending delivery is not on the wire yet (CONTRACT 14): earlier ones of its order, or the rate limit. */
-  waiting: WaitingReason | null;
-  created_at: string;
-  updated_at: string;
-}
-
 /** order: an ordered subscription's earlier deliveries go first; rate_limit: due, and held for a free start. */
 export type WaitingReason = 'order' | 'rate_limit';
-
-export interface DeliveryAttempt {
-  id: string;
-  attempt_number: number;
-  trigger: 'automatic' | 'replay' | 'test';
-  outcome: 'success' | 'failure';
-  started_at: string;
-  duration_ms: number;
-  request_headers: Record<string, string>;
-  response_status: number | null;
-  response_headers: Record<string, string> | null;
-  /** The first 64 KiB of the response body. */
-  response_body: string | null;
-  error: string | null;
-  /** Why the attempt started later than it was due (CONTRACT 14), and by how much. */
-  held_reason: WaitingReason | null;
-  held_ms: number | null;
-}
-
-export interface DeliveryDetail extends Delivery {
-  /** The exact body sent on every attempt. */
-  payload: string;
-  attempt_history: DeliveryAttempt[];
-}
 
 /** A stored delivery as the filter and the dashboard name its state: pending splits into Pending and Retrying. */
 export function historyState(row: Pick<DeliveryRow, 'status' | 'failure_count' | 'replay_requested_at'>): HistoryState {

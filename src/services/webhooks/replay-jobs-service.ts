@@ -7,9 +7,7 @@ import { authorize, type Actor } from '../access/actor.js';
 import { recordAudit } from '../audit/audit-record.js';
 import { requireActiveWebhook, requireWebhook } from './webhooks-service.js';
 import { requireWritable } from '../access/workspace.js';
-
-/** The most deliveries one bulk replay takes (DASHBOARD 6); a second request takes the next ones. */
-export const MAX_BULK_REPLAY = 10_000;
+import { MAX_BULK_REPLAY, type ReplayJob } from '../../schemas/deliveries.js';
 
 /** How many deliveries the runner re-queues per transaction: short transactions, progress in steps. */
 const BATCH = 500;
@@ -19,30 +17,6 @@ export interface ReplayPreview {
   count: number;
   /** More failed deliveries match than one replay takes. */
   more: boolean;
-}
-
-export interface ReplayJob {
-  id: string;
-  webhook_id: string;
-  /** Failed deliveries created at or after this time were taken. */
-  since: string;
-  /** running: deliveries are still being re-queued; done: every one was re-queued or skipped. */
-  status: 'running' | 'done';
-  /** The failed deliveries the job took when it was asked for: exactly what it replays. */
-  count: number;
-  /** More failed deliveries matched than one job takes. */
-  more: boolean;
-  /** Re-queued so far. */
-  queued: number;
-  /** No longer failed when their turn came (replayed one by one meanwhile, or pruned). */
-  skipped: number;
-  /** Of the re-queued ones, how they stand now. */
-  delivered: number;
-  failed: number;
-  pending: number;
-  requested_by: string;
-  created_at: string;
-  finished_at: string | null;
 }
 
 /** The date-time format lets through instants no clock names (a leap second, 23:59:60): they parse to NaN. */

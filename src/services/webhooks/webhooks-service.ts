@@ -3,40 +3,17 @@ import { errors, fieldError } from '../../errors.js';
 import { randomBytes } from 'node:crypto';
 import { newId } from '../../lib/ids.js';
 import { toIso, type Clock } from '../../lib/time.js';
-import type { WebhookDisabledReason, WebhookOrdering, WebhookRow, WebhookStatus } from '../../db/schema.js';
+import type { WebhookOrdering, WebhookRow } from '../../db/schema.js';
 import type { Repositories } from '../../db/repositories/index.js';
 import type { Store } from '../../db/store.js';
 import { assertPublicWebhookUrl, SsrfBlockedError } from '../../lib/ssrf.js';
 import { authorize, type Actor } from '../access/actor.js';
 import { recordAudit } from '../audit/audit-record.js';
-import type { EventType } from '../events/outbox.js';
+import type { EventType } from '../../schemas/events.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from '../shared/pagination.js';
 import { requireWritable } from '../access/workspace.js';
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: EventType[];
-  /** true exactly when `status` is `active` (CONTRACT 6). */
-  active: boolean;
-  status: WebhookStatus;
-  created_at: string;
-  /** Start of the current failure streak (every attempt since has failed); null while healthy. */
-  failing_since: string | null;
-  disabled_at: string | null;
-  /** failing: every attempt failed for WEBHOOK_DISABLE_AFTER; gone: the endpoint answered 410 Gone. */
-  disabled_reason: WebhookDisabledReason | null;
-  /** Until when a rotated-out secret still signs beside the current one; null when none does. */
-  previous_secret_expires_at: string | null;
-  /** Attempts started per second across every worker (CONTRACT 14); null: no limit. */
-  rate_limit: number | null;
-  /** `fifo`: one attempt in flight at a time, in the order the events were committed. */
-  ordering: WebhookOrdering;
-}
-
-/** Only the creation response carries the secret. */
-export type CreatedWebhook = Webhook & { secret: string };
+import { DEFAULT_PREVIOUS_EXPIRES_IN, MAX_RATE_LIMIT, type Webhook, type CreatedWebhook, type RotatedSecret } from '../../schemas/webhooks.js';
 
 /** CONTRACT 14, on create and PATCH: absent leaves the value as it is (null and `none` by default). */
 export interface DeliveryControlInput {
@@ -55,8 +32,6 @@ export interface UpdateWebhookInput extends DeliveryControlInput {
   events?: EventType[] | undefined;
 }
 
-export const MAX_RATE_LIMIT = 1000;
-
 /** The schema bounds these for the API; the dashboard's form and the CLI come through here as well. */
 function checkDeliveryControl(input: DeliveryControlInput): void {
   const limit = input.rate_limit;
@@ -71,15 +46,6 @@ export interface RotateSecretInput {
   /** Seconds the previous secret keeps signing: 0 to 604,800 (7 days); default 86,400. */
   previous_expires_in?: number | undefined;
 }
-
-export interface RotatedSecret {
-  secret: string;
-  /** When the previous secret stops signing (now, for a window of 0). */
-  previous_expires_at: string;
-}
-
-export const DEFAULT_PREVIOUS_EXPIRES_IN = 86_400;
-export const MAX_PREVIOUS_EXPIRES_IN = 604_800;
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(Number(ms)));
 

@@ -12,25 +12,16 @@ import { requireWritable } from '../access/workspace.js';
 import { requireProjectTakesNewWork } from './work-rules.js';
 import { toPage } from '../../db/repositories/executor.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from '../shared/pagination.js';
+import type { Static } from '@sinclair/typebox';
+import type { Task as TaskShape } from '../../schemas/tasks.js';
 
-export interface Task {
-  id: string;
-  project_id: string;
-  workflow_id: string | null;
-  run_id: string | null;
+/**
+ * A task as the doors show it: the API's shape (schemas/tasks.ts) and the step of its run, which the
+ * dashboard and the CLI name ("step 2 of Run #3") and the API leaves out.
+ */
+export type Task = Static<typeof TaskShape> & {
   /** 1-based step of the run this task belongs to. */
   run_step: number | null;
-  title: string;
-  description: string | null;
-  kind: TaskRow['kind'];
-  status: TaskRow['status'];
-  decision: TaskRow['decision'];
-  assignee_id: string | null;
-  due_at: string | null;
-  completed_by: string | null;
-  completed_at: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 export function toTask(row: TaskRow): Task {

@@ -6,8 +6,6 @@ import { DAY_MS } from '../../lib/time.js';
 import type { Repositories } from '../../db/repositories/index.js';
 
 export const STEP_KINDS: readonly StepKind[] = ['task', 'approval', 'wait'];
-/** The contract's bound on a workflow's length (DASHBOARD 7); WORKFLOW_MAX_STEPS may lower it. */
-export const MAX_STEPS = 20;
 export const MAX_WAIT_MS = 30 * DAY_MS;
 export const MAX_DUE_IN_MS = 365 * DAY_MS;
 

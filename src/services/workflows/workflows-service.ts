@@ -11,7 +11,8 @@ import { decodeCursor, pageResult, type PageRequest, type PageResult } from '../
 import { runTarget } from './run-transitions.js';
 import { requireWritable } from '../access/workspace.js';
 import { toRun, toRunStep, type Run, type RunDetail } from './runs-view.js';
-import { checkText, describeStep, formatIsoDuration, MAX_STEPS, optionalLongText, parseSteps, readStep, type StepInput } from './workflow-steps.js';
+import { checkText, describeStep, formatIsoDuration, optionalLongText, parseSteps, readStep, type StepInput } from './workflow-steps.js';
+import { MAX_STEPS } from '../../schemas/workflows.js';
 import { requireProjectTakesNewWork, workflowCanRun, WORKFLOW_WITHOUT_STEPS } from './work-rules.js';
 
 export { checkText };

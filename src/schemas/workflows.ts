@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_STEPS } from '../../services/workflows/workflow-steps.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
+
+/** The contract's bound on a workflow's length (DASHBOARD 7); WORKFLOW_MAX_STEPS may lower it. */
+export const MAX_STEPS = 20;
 
 const NullableTime = (description: string) => Type.Union([Timestamp, Type.Null()], { description });
 const NullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });

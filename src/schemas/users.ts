@@ -1,7 +1,7 @@
-import { Type } from '@sinclair/typebox';
-import type { Role as RoleName } from '../../db/schema.js';
-import { EMAIL_MAX_LENGTH } from '../../lib/email.js';
-import { ROLES } from '../../services/access/permissions.js';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Role as RoleName } from '../db/schema.js';
+import { EMAIL_MAX_LENGTH } from '../lib/email.js';
+import { ROLES } from './access.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 // An enum (not a union of literals) so a wrong value reports the accepted ones.
@@ -21,6 +21,7 @@ export const User = Type.Object(
   },
   { $id: 'User', title: 'User' },
 );
+export type User = Static<typeof User>;
 
 export const UserListItem = Type.Object({
   id: Type.String(),
@@ -29,6 +30,7 @@ export const UserListItem = Type.Object({
   role: Role,
   created_at: Timestamp,
 }, { title: 'UserListItem' });
+export type UserListItem = Static<typeof UserListItem>;
 
 export const UserList = ListEnvelope(UserListItem, 'UserList');
 

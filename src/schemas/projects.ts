@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 const ProjectStatus = Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')], { title: 'ProjectStatus' });
@@ -18,6 +18,7 @@ export const Project = Type.Object(
   },
   { $id: 'Project', title: 'Project' },
 );
+export type Project = Static<typeof Project>;
 
 export const ProjectListItem = Type.Object({
   id: Type.String(),
@@ -25,6 +26,7 @@ export const ProjectListItem = Type.Object({
   status: ProjectStatus,
   created_at: Timestamp,
 }, { title: 'ProjectListItem' });
+export type ProjectListItem = Static<typeof ProjectListItem>;
 
 export const ProjectList = ListEnvelope(ProjectListItem, 'ProjectList');
 

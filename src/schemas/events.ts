@@ -1,5 +1,16 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox';
-import type { EventType } from '../../services/events/outbox.js';
+
+/** Every event the service emits (CONTRACT 7): the outbox records them, subscriptions choose among them. */
+export const EVENT_TYPES = [
+  'project.created',
+  'project.updated',
+  'project.deleted',
+  'workflow.completed',
+  'workflow.failed',
+  'task.assigned',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
 
 // The bodies the delivery worker sends (CONTRACT 7, DASHBOARD 7). They document what the builders in
 // src/services/projects/projects-service.ts and src/services/workflows/run-transitions.ts produce: every object is closed
@@ -14,7 +25,7 @@ const Id = (prefix: string, description: string) =>
 const NullableId = (prefix: string, description: string) =>
   Type.Union([Type.String({ pattern: `^${prefix}_[0-9a-z]+$` }), Type.Null()], { description });
 
-// Not titled: the API's own ProjectStatus schema (src/http/schemas/projects.ts) carries that title, and a
+// Not titled: the API's own ProjectStatus schema (src/schemas/projects.ts) carries that title, and a
 // second schema under the same title would clash when titled schemas are hoisted into components.
 const ProjectStatus = () =>
   Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')], { description: 'The project status: active, archived or draft.' });

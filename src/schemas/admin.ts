@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { SCOPE_HELP } from '../../services/access/permissions.js';
+import { SCOPE_HELP } from './access.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 const NullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { EVENT_TYPES } from '../../services/events/outbox.js';
+import { EVENT_TYPES } from './events.js';
 import { PageQuery, Timestamp } from './common.js';
 
 export const Organization = Type.Object(

@@ -1,7 +1,12 @@
-import { Type } from '@sinclair/typebox';
-import { EVENT_TYPES } from '../../services/events/outbox.js';
-import { DEFAULT_PREVIOUS_EXPIRES_IN, MAX_PREVIOUS_EXPIRES_IN, MAX_RATE_LIMIT } from '../../services/webhooks/webhooks-service.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { EVENT_TYPES } from './events.js';
 import { ListEnvelope, Nullable, PageQuery, Timestamp } from './common.js';
+
+/** A subscription's delivery rate limit is 1 to this many per second, or none. */
+export const MAX_RATE_LIMIT = 1000;
+/** Seconds the previous signing secret keeps signing after a rotation: the default and the most. */
+export const DEFAULT_PREVIOUS_EXPIRES_IN = 86_400;
+export const MAX_PREVIOUS_EXPIRES_IN = 604_800;
 
 const EventName = Type.Union(EVENT_TYPES.map((name) => Type.Literal(name)), { title: 'EventType' });
 
@@ -34,6 +39,7 @@ const webhookFields = {
 };
 
 export const Webhook = Type.Object(webhookFields, { $id: 'Webhook', title: 'Webhook' });
+export type Webhook = Static<typeof Webhook>;
 
 const Secret = Type.String({
   minLength: 16,
@@ -62,6 +68,8 @@ export const CreatedWebhook = Type.Object(
   },
   { $id: 'CreatedWebhook', title: 'CreatedWebhook' },
 );
+/** Only the creation response carries the secret. */
+export type CreatedWebhook = Static<typeof CreatedWebhook>;
 
 export const WebhookList = ListEnvelope(Webhook, 'WebhookList');
 
@@ -122,6 +130,7 @@ export const RotatedSecret = Type.Object(
   },
   { $id: 'RotatedSecret', title: 'RotatedSecret' },
 );
+export type RotatedSecret = Static<typeof RotatedSecret>;
 
 export const TestEventBody = Type.Object(
   { event: Type.Optional(Type.Union(EVENT_TYPES.map((name) => Type.Literal(name)), { description: "One of the subscription's events; default its first." })) },

@@ -1,8 +1,13 @@
-import { Type } from '@sinclair/typebox';
-import { EVENT_TYPES } from '../../services/events/outbox.js';
-import { HISTORY_STATES } from '../../services/webhooks/deliveries-service.js';
-import { MAX_BULK_REPLAY } from '../../services/webhooks/replay-jobs-service.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { EVENT_TYPES } from './events.js';
+import type { HistoryState } from '../db/repositories/deliveries-repo.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
+
+/** The most deliveries one bulk replay takes (DASHBOARD 6); a second request takes the next ones. */
+export const MAX_BULK_REPLAY = 10_000;
+
+/** The states in the order the dashboard's filter offers them. */
+export const HISTORY_STATES: readonly HistoryState[] = ['delivered', 'retrying', 'pending', 'failed', 'cancelled'];
 
 const DeliveryStatus = Type.Union(
   HISTORY_STATES.map((s) => Type.Literal(s)),
@@ -45,6 +50,7 @@ const deliveryFields = {
 };
 
 export const Delivery = Type.Object(deliveryFields, { $id: 'Delivery', title: 'Delivery' });
+export type Delivery = Static<typeof Delivery>;
 
 export const DeliveryAttempt = Type.Object(
   {
@@ -66,6 +72,7 @@ export const DeliveryAttempt = Type.Object(
   },
   { $id: 'DeliveryAttempt', title: 'DeliveryAttempt' },
 );
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
 
 export const DeliveryDetail = Type.Object(
   {
@@ -75,6 +82,7 @@ export const DeliveryDetail = Type.Object(
   },
   { $id: 'DeliveryDetail', title: 'DeliveryDetail' },
 );
+export type DeliveryDetail = Static<typeof DeliveryDetail>;
 
 export const DeliveryList = ListEnvelope(Delivery, 'DeliveryList');
 
@@ -117,5 +125,6 @@ export const ReplayJob = Type.Object(
   },
   { $id: 'ReplayJob', title: 'ReplayJob' },
 );
+export type ReplayJob = Static<typeof ReplayJob>;
 
 export const ReplayJobParams = Type.Object({ id: Type.String(), job_id: Type.String() });
