@@ -178,7 +178,7 @@ async function seedDelivery(env: TestEnv, input: SeedInput): Promise<Seeded> {
         outcome: ok(a) ? 'success' : 'failure',
       })
       .execute();
-    await env.container.store.repos.deliveries.addHourly([
+    await env.container.store.repos.deliveryQueue.addHourly([
       { orgId: input.orgId, webhookId: input.webhookId, hour: Math.floor(a.at / HOUR_MS), delivered: ok(a) ? 1 : 0, failed: ok(a) ? 0 : 1 },
     ]);
   }

@@ -160,7 +160,7 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       await recordAttempt(env, fresh.id, busy, at(22, 9, 0), 'failure');
       // Larger counts straight into the roll-up the figure is read from.
       const thisHour = Math.floor(at(22, 9) / HOUR);
-      await env.container.store.repos.deliveries.addHourly([
+      await env.container.store.repos.deliveryQueue.addHourly([
         { orgId: fresh.id, webhookId: huge, hour: thisHour, delivered: 1_500, failed: 1 },
         { orgId: fresh.id, webhookId: huge, hour: thisHour - 5, delivered: 498, failed: 1 },
       ]);

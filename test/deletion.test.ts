@@ -376,7 +376,7 @@ describe.each(testDialects())('organisation deletion (%s)', (dialect) => {
     const claimed = await s.deletion.claimDue(owner);
     expect(claimed?.id).toBe(org.id);
     const taken = await env.container.store.transaction((repos) =>
-      repos.deliveries.claimDueQueueItems({ owner: 'dlv_test', now: clock.now(), leaseMs: 30_000, limit: 100, excludeWebhooks: [], perWebhookRoom: () => 100 }),
+      repos.deliveryQueue.claimDueQueueItems({ owner: 'dlv_test', now: clock.now(), leaseMs: 30_000, limit: 100, excludeWebhooks: [], perWebhookRoom: () => 100 }),
     );
     expect(taken.filter((d) => d.org_id === org.id)).toEqual([]);
     const statuses = await db.selectFrom('deliveries').select('status').where('id', 'in', pending.map((p) => p.id)).execute();
@@ -386,7 +386,7 @@ describe.each(testDialects())('organisation deletion (%s)', (dialect) => {
     // A send that was under way when its delivery went: its completion writes nothing.
     const deliveryId = pending[0]!.id;
     await env.container.store.transaction((repos) =>
-      repos.deliveries.completeQueueAttempts(
+      repos.deliveryQueue.completeQueueAttempts(
         'dlv_test',
         [
           {

@@ -2,7 +2,7 @@ import net from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { openDeliveryQueue, type DeliveryQueue, type QueueClaim } from '../src/db/delivery-queue.js';
-import type { AttemptCompletion } from '../src/db/repositories/deliveries-repo.js';
+import type { AttemptCompletion } from '../src/db/repositories/delivery-queue-repo.js';
 import { createDeliveryAgent } from '../src/delivery/agent.js';
 import { sendAttempt } from '../src/delivery/sender.js';
 import { createDeliveryWorker } from '../src/delivery/worker.js';

@@ -335,7 +335,7 @@ describe.each(testDialects())('GET /v1/events: retention and long walks (%s)', (
     expect((await env.request('GET', '/v1/events', { key: org.ownerKey })).body.data).toEqual([]);
     expect((await env.request('GET', `/v1/events/${event.id}`, { key: org.ownerKey })).status).toBe(404);
     // The worker's pruning deletes it (no delivery refers to it), one pass after the boundary.
-    const pruned = await env.container.store.repos.deliveries.pruneOrphanEventsBatchAcrossOrgs(clock.now() - HOUR, 500);
+    const pruned = await env.container.store.repos.deliveryRetention.pruneOrphanEventsBatchAcrossOrgs(clock.now() - HOUR, 500);
     expect(pruned).toBe(1);
     expect(await env.container.store.repos.events.findEvent(org.id, event.id)).toBeUndefined();
   });

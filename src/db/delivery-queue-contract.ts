@@ -1,4 +1,4 @@
-import type { AttemptCompletion, ClaimedDelivery, QueueClaimInput } from './repositories/deliveries-repo.js';
+import type { AttemptCompletion, ClaimedDelivery, QueueClaimInput } from './repositories/delivery-queue-repo.js';
 
 /** A claimed delivery the worker gives back unsent (it reached its reserved start too late). */
 export interface HandBack {

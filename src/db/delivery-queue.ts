@@ -12,14 +12,14 @@ export function storeDeliveryQueue(store: Store, health: QueueHealth = {}): Deli
   return {
     cycle: (owner, completions, claim, at, handBacks = []) =>
       store.transaction(async (repos) => {
-        if (completions.length > 0) await repos.deliveries.completeQueueAttempts(owner, [...completions], at, disableAfterMs);
-        if (handBacks.length > 0) await repos.deliveries.handBack(handBacks, owner);
+        if (completions.length > 0) await repos.deliveryQueue.completeQueueAttempts(owner, [...completions], at, disableAfterMs);
+        if (handBacks.length > 0) await repos.deliveryQueue.handBack(handBacks, owner);
         if (claim === null || claim.limit <= 0) return [];
         const { now, leaseMs, limit, window, excludeWebhooks, perWebhookRoom, controls } = claim;
-        return repos.deliveries.claimDueQueueItems({ owner, now, leaseMs, limit, window, excludeWebhooks, perWebhookRoom, controls });
+        return repos.deliveryQueue.claimDueQueueItems({ owner, now, leaseMs, limit, window, excludeWebhooks, perWebhookRoom, controls });
       }),
-    promoteStalledHeads: (now) => (store.dialect === 'postgres' ? store.transaction((repos) => repos.deliveries.promoteStalledHeadsAcrossOrgs(now)) : Promise.resolve(0)),
-    nextDueAt: (now, exclude) => store.repos.deliveries.nextQueueDueAt(now, exclude),
+    promoteStalledHeads: (now) => (store.dialect === 'postgres' ? store.transaction((repos) => repos.deliveryQueue.promoteStalledHeadsAcrossOrgs(now)) : Promise.resolve(0)),
+    nextDueAt: (now, exclude) => store.repos.deliveryQueue.nextQueueDueAt(now, exclude),
     close: async () => {},
   };
 }

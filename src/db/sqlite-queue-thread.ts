@@ -4,7 +4,7 @@ import type { Compilable, Kysely } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HOUR_MS } from '../lib/time.js';
 import type { DeliveryQueue, HandBack, QueueClaim } from './delivery-queue-contract.js';
-import { queueQueries, RATE_HORIZON_MS, RATE_MARGIN_MS, streakUpdates, type AttemptCompletion, type LoadedDelivery } from './repositories/deliveries-repo.js';
+import { queueQueries, RATE_HORIZON_MS, RATE_MARGIN_MS, streakUpdates, type AttemptCompletion, type LoadedDelivery } from './repositories/delivery-queue-repo.js';
 import type { DB } from './schema.js';
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.js';
-import { rateIntervalUs, type AttemptCompletion, type ClaimControls, type ClaimedDelivery } from '../db/repositories/deliveries-repo.js';
+import { rateIntervalUs, type AttemptCompletion, type ClaimControls, type ClaimedDelivery } from '../db/repositories/delivery-queue-repo.js';
 import type { DeliveryRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { storeDeliveryQueue, type DeliveryQueue, type HandBack, type QueueClaim } from '../db/delivery-queue.js';
@@ -41,7 +41,7 @@ const HOURLY_RETENTION_HOURS = 31 * 24;
  * again): a start late by more would crowd the next one and let a receiver count R + 1 in a second.
  */
 const LATE_START_MS = 10;
-/** How often PostgreSQL's stalled ordered subscriptions are looked for (deliveries-repo, promoteStalledHeadsAcrossOrgs). */
+/** How often PostgreSQL's stalled ordered subscriptions are looked for (delivery-queue-repo, promoteStalledHeadsAcrossOrgs). */
 const STALLED_HEADS_MS = 2000;
 
 export interface DeliveryWorkerDeps {
@@ -487,14 +487,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, tuning: DeliveryW
     const now = clock.now();
     const stop = { stopping: () => stopping };
     const removed = await pacedBatches(
-      (batchSize) => store.transaction((repos) => repos.deliveries.pruneHistoryBatchAcrossOrgs({ deliveredBefore: now - config.deliveredRetentionMs, failedBefore: now - config.failedRetentionMs, batchSize })),
+      (batchSize) => store.transaction((repos) => repos.deliveryRetention.pruneHistoryBatchAcrossOrgs({ deliveredBefore: now - config.deliveredRetentionMs, failedBefore: now - config.failedRetentionMs, batchSize })),
       { size: 100, ...stop },
     );
     // GET /v1/events shows EVENT_RETENTION of events; one a delivery still refers to stays for that delivery.
     const eventsBefore = now - config.eventRetentionMs;
-    await pacedBatches((size) => store.repos.deliveries.pruneOrphanEventsBatchAcrossOrgs(eventsBefore, size), { size: 200, ...stop });
+    await pacedBatches((size) => store.repos.deliveryRetention.pruneOrphanEventsBatchAcrossOrgs(eventsBefore, size), { size: 200, ...stop });
     // The hourly roll-up outlives the 24 hours the charts show, for a month of figures.
-    await store.repos.deliveries.pruneHourlyAcrossOrgs(Math.floor(now / HOUR_MS) - HOURLY_RETENTION_HOURS);
+    await store.repos.deliveryRetention.pruneHourlyAcrossOrgs(Math.floor(now / HOUR_MS) - HOURLY_RETENTION_HOURS);
     if (removed > 0) logger.info({ removed }, 'delivery worker: pruned delivery history');
   }
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EVENT_TYPES } from './events.js';
-import type { HistoryState } from '../db/repositories/deliveries-repo.js';
+import type { HistoryState } from '../db/repositories/delivery-history-repo.js';
 import { ListEnvelope, PageQuery, Timestamp } from './common.js';
 
 /** The most deliveries one bulk replay takes (DASHBOARD 6); a second request takes the next ones. */

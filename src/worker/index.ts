@@ -33,7 +33,7 @@ export interface StartDeliveryWorkerOptions extends DeliveryWorkerTuning {
 export async function startDeliveryWorker(container: Container, options: StartDeliveryWorkerOptions = {}): Promise<RunningWorker> {
   const { config, store, logger } = container;
   if (store.dialect === 'sqlite') {
-    const released = await store.repos.deliveries.releaseAllQueueLeasesAcrossOrgs();
+    const released = await store.repos.deliveryQueue.releaseAllQueueLeasesAcrossOrgs();
     if (released > 0) logger.warn({ released }, 'delivery worker: returned deliveries claimed by a previous process to the queue');
     const runsReleased = await container.services.runs.releaseAllLeases();
     if (runsReleased > 0) logger.warn({ released: runsReleased }, 'run engine: returned runs claimed by a previous process to the queue');

@@ -48,7 +48,7 @@ export async function recordAttempt(env: Pick<TestEnv, 'container'>, orgId: stri
     })
     .execute();
   // As the worker does in the same transaction: the attempt counts in its subscription's hour.
-  await env.container.store.repos.deliveries.addHourly([
+  await env.container.store.repos.deliveryQueue.addHourly([
     { orgId, webhookId, hour: Math.floor(startedAt / 3_600_000), delivered: ok ? 1 : 0, failed: ok ? 0 : 1 },
   ]);
 }

@@ -15,7 +15,7 @@ const raw = <R>(db: Executor, query: RawBuilder<R>): Compilable<R> => ({ compile
 const deliveryStatus = sql`case when w_status = 'active' then 'pending' else 'cancelled' end`;
 const cancelReason = sql`case when w_status = 'active' then null else 'subscription_disabled' end`;
 // An ordered subscription's delivery (CONTRACT 14) waits with no due time while an earlier one is pending:
-// only the head of the order is in the queue's scan, and finishing it promotes the next (deliveries-repo).
+// only the head of the order is in the queue's scan, and finishing it promotes the next (delivery-queue-repo).
 // The literals match deliveries_fifo_idx's predicate, so the check is one probe of that index.
 const nextAttempt = (at: RawBuilder<unknown>, webhookId: RawBuilder<unknown>) =>
   sql`case when w_status <> 'active' then null when w_ordering = 'fifo' and exists (select 1 from deliveries x where x.webhook_id = ${webhookId} and x.status = 'pending' and x.fifo = 1) then null else ${at} end`;

@@ -2,7 +2,9 @@ import { apiKeysRepository } from './api-keys-repo.js';
 import { auditRepository } from './audit-repo.js';
 import { authTokensRepository } from './auth-tokens-repo.js';
 import { deletionRepository } from './deletion-repo.js';
-import { deliveriesRepository } from './deliveries-repo.js';
+import { deliveriesRepository } from './delivery-history-repo.js';
+import { deliveryQueueRepository } from './delivery-queue-repo.js';
+import { deliveryRetentionRepository } from './delivery-retention-repo.js';
 import { eventsRepository } from './events-repo.js';
 import { exportReadsRepository } from './export-reads-repo.js';
 import { exportsRepository } from './exports-repo.js';
@@ -39,6 +41,8 @@ export function createRepositories(ctx: RepoContext) {
     idempotency: idempotencyRepository(ctx),
     events: eventsRepository(ctx),
     deliveries: deliveriesRepository(ctx),
+    deliveryQueue: deliveryQueueRepository(ctx),
+    deliveryRetention: deliveryRetentionRepository(ctx),
     audit: auditRepository(ctx),
     sessions: sessionsRepository(ctx),
     secondFactors: secondFactorsRepository(ctx),

@@ -1,6 +1,6 @@
 import { errors, fieldError } from '../../errors.js';
 import { toIso, type Clock } from '../../lib/time.js';
-import type { HistoryFilter, HistoryPosition, HistoryState } from '../../db/repositories/deliveries-repo.js';
+import type { HistoryFilter, HistoryPosition, HistoryState } from '../../db/repositories/delivery-history-repo.js';
 import type { DeliveryAttemptRow, DeliveryRow, WebhookRow } from '../../db/schema.js';
 import type { Store } from '../../db/store.js';
 import { authorize, type Actor } from '../access/actor.js';
@@ -10,7 +10,7 @@ import { requireActiveWebhook, requireWebhook } from './webhooks-service.js';
 import { requireWritable } from '../access/workspace.js';
 import type { DeliveryAttempt, Delivery, DeliveryDetail } from '../../schemas/deliveries.js';
 
-export type { HistoryState } from '../../db/repositories/deliveries-repo.js';
+export type { HistoryState } from '../../db/repositories/delivery-history-repo.js';
 
 
 /**

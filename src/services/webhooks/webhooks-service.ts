@@ -258,7 +258,7 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
         // Ordering turned off: the deliveries waiting their turn become due at once, as any others. Turned
         // on, it orders the deliveries of events from then on (those already waiting go out as queued).
         // Deliveries before the subscription, in the order a worker recording an attempt locks them.
-        if (changes.ordering === 'none') await repos.deliveries.releaseOrder(actor.orgId, webhookId, now);
+        if (changes.ordering === 'none') await repos.deliveryQueue.releaseOrder(actor.orgId, webhookId, now);
         const updated = await repos.webhooks.update(actor.orgId, webhookId, { ...changes, updated_at: now });
         if (!updated) throw errors.notFound('webhook');
         await recordAudit(repos, actor, { action: 'webhook.updated', target: { type: 'webhook', id: webhookId, label: updated.url }, changes: audit, at: now });

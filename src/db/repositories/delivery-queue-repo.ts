@@ -250,7 +250,7 @@ const promoteNextQuery = (db: Executor, webhookId: string, at: number) =>
         .limit(1),
     )
     .where('next_attempt_at', 'is', null);
-const promoteNextRow = prepared(2, promoteNextQuery);
+export const promoteNextRow = prepared(2, promoteNextQuery);
 /** A claimed delivery handed back unsent: not an attempt; it is due again at once. */
 const releaseQuery = (db: Executor, deliveryId: string, owner: string) =>
   db.updateTable('deliveries').set({ lease_owner: null, lease_expires_at: null }).where('id', '=', deliveryId).where('lease_owner', '=', owner);
@@ -418,7 +418,6 @@ export const queueQueries = {
   rateWrite: rateWriteQuery,
 };
 
-/** A delivery leased by the worker, with what it needs to send: the event's stored body and the subscription. */
 /** What `claimDueQueueItems` leases. */
 export interface QueueClaimInput {
   owner: string;
@@ -440,6 +439,7 @@ export interface QueueClaimInput {
 /** A claimed delivery as the queue loads it, before the controls decide whether it goes out now. */
 export type LoadedDelivery = ClaimedDelivery & { seq: number; next_attempt_at: number | null };
 
+/** A delivery leased by the worker, with what it needs to send: the event's stored body and the subscription. */
 export interface ClaimedDelivery {
   id: string;
   org_id: string;
@@ -486,45 +486,6 @@ export interface AttemptCompletion {
   delivery: Pick<DeliveryRow, 'status' | 'attempt_count' | 'failure_count' | 'next_attempt_at' | 'last_status_code' | 'last_error'>;
 }
 
-/** A delivery's place in its subscription's history: newest first by creation time, then by insertion. */
-export interface HistoryPosition {
-  createdAt: number;
-  seq: number;
-}
-
-/** The history filter's states: the four stored statuses, with pending split into Pending and Retrying. */
-export type HistoryState = 'pending' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
-
-export interface HistoryFilter {
-  state?: HistoryState | undefined;
-  event?: string | undefined;
-  /** created_at at or after (ms). */
-  from?: number | undefined;
-  /** created_at before (ms). */
-  to?: number | undefined;
-  deliveryId?: string | undefined;
-  eventId?: string | undefined;
-}
-
-export interface HistoryQuery {
-  filter: HistoryFilter;
-  limit: number;
-  direction: 'older' | 'newer';
-  /** Rows strictly older (or newer) than this; null from the newest (or oldest) end. */
-  position: HistoryPosition | null;
-  /** The most rows of the index one page may examine when a filter is not served by an index. */
-  scanLimit: number;
-}
-
-export interface HistoryPage {
-  /** Newest first, at most `limit`. */
-  rows: DeliveryRow[];
-  /** More matching rows lie beyond the page, in the direction asked. */
-  more: boolean;
-  /** A bounded scan stopped here before it could fill the page: continue from this position. */
-  scannedTo: HistoryPosition | null;
-}
-
 /** One subscription's attempts in one epoch hour. */
 export interface HourlyCount {
   orgId: string;
@@ -534,18 +495,12 @@ export interface HourlyCount {
   failed: number;
 }
 
-export interface PruneCutoffs {
-  deliveredBefore: number;
-  failedBefore: number;
-  batchSize: number;
-}
-
 /**
- * Deliveries and their attempt history. The organisation-scoped methods serve the API and the CLI; the
- * methods named `...Queue...` / `...AcrossOrgs` are the worker's cross-organisation queue operations,
- * addressed by delivery id only (the worker serves every organisation).
+ * The delivery queue: the worker's cross-organisation operations, addressed by delivery id (the worker
+ * serves every organisation), plus the one organisation-scoped change to an order (releaseOrder). The SQLite
+ * queue thread runs the same statements from `queueQueries`.
  */
-export function deliveriesRepository(ctx: RepoContext) {
+export function deliveryQueueRepository(ctx: RepoContext) {
   const { db, dialect } = ctx;
 
   /**
@@ -606,234 +561,6 @@ export function deliveriesRepository(ctx: RepoContext) {
   }
 
   return {
-    // ---- organisation-scoped ----
-
-    async findById(orgId: string, deliveryId: string): Promise<DeliveryRow | undefined> {
-      return db.selectFrom('deliveries').selectAll().where('org_id', '=', orgId).where('id', '=', deliveryId).executeTakeFirst();
-    },
-
-    /**
-     * One page of a subscription's history, newest first by (created_at, seq) or, for `direction: 'newer'`,
-     * the page just above `position` (returned newest first too). Filters the history index serves (time
-     * range, ids, Failed) cost nothing extra; the others (another status, an event) are applied to at most
-     * `scanLimit` rows of the index per page, so no page reads more than that. When a bounded scan ends
-     * before the page is full, `scannedTo` is where it stopped: the next page continues from there.
-     */
-    async historyPage(orgId: string, webhookId: string, query: HistoryQuery): Promise<HistoryPage> {
-      const { filter, limit, direction, position, scanLimit } = query;
-      const newer = direction === 'newer';
-      const order = newer ? 'asc' : 'desc';
-      // An event id is found through its own index. On SQLite a unary + keeps the subscription's terms off the
-      // history index: without statistics (nothing runs ANALYZE on the embedded database) the planner would
-      // rather walk the subscription's whole history in order than sort the one row the event index finds.
-      let base =
-        filter.eventId !== undefined && dialect === 'sqlite'
-          ? db.selectFrom('deliveries').where(sql<string>`+org_id`, '=', orgId).where(sql<string>`+webhook_id`, '=', webhookId)
-          : db.selectFrom('deliveries').where('org_id', '=', orgId).where('webhook_id', '=', webhookId);
-      if (filter.from !== undefined) base = base.where('created_at', '>=', filter.from);
-      if (filter.to !== undefined) base = base.where('created_at', '<', filter.to);
-      if (filter.deliveryId !== undefined) base = base.where('id', '=', filter.deliveryId);
-      if (filter.eventId !== undefined) base = base.where('event_id', '=', filter.eventId);
-      // A literal, not a parameter: only then may SQLite's planner use the partial index on those rows.
-      const indexed = filter.state === 'failed' || filter.state === 'cancelled' ? filter.state : null;
-      if (indexed !== null) base = base.where('status', '=', sql.lit(indexed));
-      if (position !== null) {
-        base = base.where((eb) => eb(eb.refTuple('created_at', 'seq'), newer ? '>' : '<', eb.tuple(position.createdAt, position.seq)));
-      }
-      base = base.orderBy('created_at', order).orderBy('seq', order);
-
-      const extra = filter.event !== undefined || (filter.state !== undefined && indexed === null);
-      let rows: DeliveryRow[];
-      let scannedTo: HistoryPosition | null = null;
-      if (!extra) {
-        rows = await base.selectAll().limit(limit + 1).execute();
-      } else {
-        let matches = db.selectFrom(base.selectAll().limit(scanLimit).as('d')).selectAll();
-        if (filter.event !== undefined) matches = matches.where('event_type', '=', filter.event);
-        switch (filter.state) {
-          case 'delivered':
-            matches = matches.where('status', '=', filter.state);
-            break;
-          case 'pending':
-            matches = matches.where('status', '=', 'pending').where((eb) => eb.or([eb('failure_count', '=', 0), eb('replay_requested_at', 'is not', null)]));
-            break;
-          case 'retrying':
-            matches = matches.where('status', '=', 'pending').where('failure_count', '>', 0).where('replay_requested_at', 'is', null);
-            break;
-          default:
-            break;
-        }
-        rows = await matches.orderBy('created_at', order).orderBy('seq', order).limit(limit + 1).execute();
-        if (rows.length <= limit) {
-          // Fewer matches than a page: either the history ends within the scan, or the scan stopped early.
-          // The row after the scan's last one says which: a history ending exactly there has no next page.
-          const [edge, beyond] = await base.select(['created_at', 'seq']).limit(2).offset(scanLimit - 1).execute();
-          if (edge && beyond) scannedTo = { createdAt: edge.created_at, seq: edge.seq };
-        }
-      }
-      const more = rows.length > limit;
-      if (more) rows = rows.slice(0, limit);
-      if (newer) rows.reverse();
-      return { rows, more, scannedTo };
-    },
-
-    /** When each delivery was last attempted and whether a replay attempt was ever made, for a page of rows. */
-    async attemptSummaries(orgId: string, deliveryIds: readonly string[]): Promise<Map<string, { lastAttemptAt: number; replayed: boolean }>> {
-      const summaries = new Map<string, { lastAttemptAt: number; replayed: boolean }>();
-      if (deliveryIds.length === 0) return summaries;
-      const rows = await db
-        .selectFrom('delivery_attempts')
-        .select((eb) => [
-          'delivery_id',
-          eb.fn.max('started_at').as('last'),
-          eb.fn.max(eb.case().when('trigger', '=', 'replay').then(1).else(0).end()).as('replayed'),
-        ])
-        .where('org_id', '=', orgId)
-        .where('delivery_id', 'in', deliveryIds)
-        .groupBy('delivery_id')
-        .execute();
-      for (const r of rows) summaries.set(r.delivery_id, { lastAttemptAt: Number(r.last), replayed: Number(r.replayed) === 1 });
-      return summaries;
-    },
-
-    async listAttempts(orgId: string, deliveryId: string): Promise<DeliveryAttemptRow[]> {
-      return db
-        .selectFrom('delivery_attempts')
-        .selectAll()
-        .where('org_id', '=', orgId)
-        .where('delivery_id', '=', deliveryId)
-        .orderBy('seq')
-        .execute();
-    },
-
-    /**
-     * Attempts of the organisation (or of one subscription) per epoch hour in [fromHour, toHour), by
-     * outcome, from the hourly roll-up the worker keeps beside the attempts.
-     */
-    async hourlyOutcomes(orgId: string, fromHour: number, toHour: number, webhookId: string | null): Promise<{ hour: number; delivered: number; failed: number }[]> {
-      const rows = await db
-        .selectFrom('delivery_hourly')
-        .select((eb) => ['hour', eb.fn.sum<number | string>('delivered').as('delivered'), eb.fn.sum<number | string>('failed').as('failed')])
-        .where('org_id', '=', orgId)
-        .$if(webhookId !== null, (qb) => qb.where('webhook_id', '=', webhookId!))
-        .where('hour', '>=', fromHour)
-        .where('hour', '<', toHour)
-        .groupBy('hour')
-        .execute();
-      return rows.map((r) => ({ hour: Number(r.hour), delivered: Number(r.delivered), failed: Number(r.failed) }));
-    },
-
-    /** Attempts per subscription of the organisation in [fromHour, toHour), by outcome (the roll-up). */
-    async outcomesByWebhook(orgId: string, fromHour: number, toHour: number): Promise<{ webhookId: string; delivered: number; failed: number }[]> {
-      const rows = await db
-        .selectFrom('delivery_hourly')
-        .select((eb) => ['webhook_id', eb.fn.sum<number | string>('delivered').as('delivered'), eb.fn.sum<number | string>('failed').as('failed')])
-        .where('org_id', '=', orgId)
-        .where('hour', '>=', fromHour)
-        .where('hour', '<', toHour)
-        .groupBy('webhook_id')
-        .execute();
-      return rows.map((r) => ({ webhookId: r.webhook_id, delivered: Number(r.delivered), failed: Number(r.failed) }));
-    },
-
-    /** Re-queues one finished (delivered, failed, or cancelled while disabled) delivery for a replay attempt; false otherwise. */
-    async requestReplay(orgId: string, deliveryId: string, at: number): Promise<boolean> {
-      const result = await db
-        .updateTable('deliveries')
-        // One replay stands outside its subscription's order (CONTRACT 14): it neither waits nor holds others.
-        .set({ status: 'pending', next_attempt_at: at, replay_requested_at: at, lease_owner: null, lease_expires_at: null, updated_at: at, cancel_reason: null, fifo: 0 })
-        .where('org_id', '=', orgId)
-        .where('id', '=', deliveryId)
-        .where((eb) => eb.or([eb('status', 'in', ['delivered', 'failed']), eb.and([eb('status', '=', 'cancelled'), eb('cancel_reason', '=', 'subscription_disabled')])]))
-        .executeTakeFirst();
-      const queued = Number(result.numUpdatedRows) > 0;
-      // The store wakes the delivery workers (every process) once this commits.
-      if (queued && ctx.unit) ctx.unit.workCreated += 1;
-      return queued;
-    },
-
-    /**
-     * Ids of a subscription's replayable deliveries created at or after `since`, oldest first, at most
-     * `limit`: the failed ones, and those cancelled while it was disabled (CONTRACT 11: nothing is lost).
-     * Each kind is read from its partial index; test deliveries are not replayed in bulk.
-     */
-    async failedSince(orgId: string, webhookId: string, since: number, limit: number): Promise<string[]> {
-      const read = (status: 'failed' | 'cancelled') =>
-        db
-          .selectFrom('deliveries')
-          .select(['id', 'created_at', 'seq'])
-          .where('org_id', '=', orgId)
-          .where('webhook_id', '=', webhookId)
-          .where('status', '=', sql.lit(status))
-          .where('created_at', '>=', since)
-          .where('test', '=', 0)
-          .$if(status === 'cancelled', (qb) => qb.where('cancel_reason', '=', 'subscription_disabled'))
-          .orderBy('created_at')
-          .orderBy('seq')
-          .limit(limit)
-          .execute();
-      const rows = [...(await read('failed')), ...(await read('cancelled'))];
-      rows.sort((a, b) => a.created_at - b.created_at || a.seq - b.seq);
-      return rows.slice(0, limit).map((r) => r.id);
-    },
-
-    /** How many deliveries `failedSince` would find, counted in the partial indexes, at most `cap`. */
-    async countFailedSince(orgId: string, webhookId: string, since: number, cap: number): Promise<number> {
-      const count = async (status: 'failed' | 'cancelled') => {
-        const capped = db
-          .selectFrom('deliveries')
-          .select(sql.lit(1).as('one'))
-          .where('org_id', '=', orgId)
-          .where('webhook_id', '=', webhookId)
-          .where('status', '=', sql.lit(status))
-          .where('created_at', '>=', since)
-          .where('test', '=', 0)
-          .$if(status === 'cancelled', (qb) => qb.where('cancel_reason', '=', 'subscription_disabled'))
-          .limit(cap);
-        const row = await db.selectFrom(capped.as('f')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
-        return Number(row?.n ?? 0);
-      };
-      return Math.min(cap, (await count('failed')) + (await count('cancelled')));
-    },
-
-    /** Re-queues those of `deliveryIds` that are still replayable (failed, or cancelled while disabled); returns the ids re-queued. */
-    async requestReplayOfFailed(orgId: string, deliveryIds: readonly string[], at: number, ordered?: { webhookId: string }): Promise<string[]> {
-      if (deliveryIds.length === 0) return [];
-      // An ordered subscription's bulk replay rejoins its order, in the original order: the deliveries wait
-      // with no due time and the first pending one of the order is promoted, as a finished head would.
-      const rows = await db
-        .updateTable('deliveries')
-        .set({
-          status: 'pending',
-          next_attempt_at: ordered ? null : at,
-          replay_requested_at: at,
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: at,
-          cancel_reason: null,
-          fifo: ordered ? 1 : 0,
-        })
-        .where('org_id', '=', orgId)
-        .where('id', 'in', deliveryIds)
-        .$if(ordered !== undefined, (qb) => qb.where('webhook_id', '=', ordered!.webhookId))
-        .where((eb) => eb.or([eb('status', '=', 'failed'), eb.and([eb('status', '=', 'cancelled'), eb('cancel_reason', '=', 'subscription_disabled')])]))
-        .returning('id')
-        .execute();
-      // The order's first pending delivery becomes due; a later one already due, or one in flight, yields
-      // to it at its claim (the claim's head rule), so the replayed ones go first, in their order.
-      if (ordered && rows.length > 0) await promoteNextRow.all(ctx, ordered.webhookId, at);
-      if (ctx.unit) ctx.unit.workCreated += rows.length;
-      return rows.map((r) => r.id);
-    },
-
-    /** The organisation of a delivery id, for CLI commands given only the id. */
-    async lookupOrgForCli(deliveryId: string): Promise<string | undefined> {
-      const row = await db.selectFrom('deliveries').select('org_id').where('id', '=', deliveryId).executeTakeFirst();
-      return row?.org_id;
-    },
-
-    // ---- the worker's cross-organisation queue operations ----
-
     /**
      * Runs inside a transaction. Leases up to `limit` due, unleased pending deliveries for `owner`, at most `perWebhook[id]` (or
      * `defaultPerWebhook`) per subscription and none of `excludeWebhooks`. The conditional UPDATE is the
@@ -968,12 +695,6 @@ export function deliveriesRepository(ctx: RepoContext) {
 
     addHourly,
 
-    /** Roll-up hours before `beforeHour`, across organisations. */
-    async pruneHourlyAcrossOrgs(beforeHour: number): Promise<number> {
-      const result = await db.deleteFrom('delivery_hourly').where('hour', '<', beforeHour).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
-
     /**
      * Embedded (SQLite) start-up: only one worker process runs on an embedded database, so every lease
      * left behind belongs to a dead process and goes back to the queue at once.
@@ -1002,54 +723,5 @@ export function deliveriesRepository(ctx: RepoContext) {
       const row = await query.orderBy('next_attempt_at').limit(1).executeTakeFirst();
       return row?.next_attempt_at ?? null;
     },
-
-    /**
-     * Deletes one batch of expired history across organisations: delivered deliveries finished before
-     * `deliveredBefore`, failed and cancelled ones before `failedBefore`, with their attempts. Returns how
-     * many deliveries went; the caller repeats while a full batch went.
-     */
-    async pruneHistoryBatchAcrossOrgs(cutoffs: PruneCutoffs): Promise<number> {
-      // One range of deliveries_status_updated_idx per status, each stopping at the batch: an OR of the three
-      // makes PostgreSQL build a bitmap of every row due (a million: a second per batch) before it can stop.
-      const expired: { id: string }[] = [];
-      for (const [status, before] of [
-        ['delivered', cutoffs.deliveredBefore],
-        ['failed', cutoffs.failedBefore],
-        ['cancelled', cutoffs.failedBefore],
-      ] as const) {
-        const room = cutoffs.batchSize - expired.length;
-        if (room <= 0) break;
-        expired.push(...(await db.selectFrom('deliveries').select('id').where('status', '=', sql.lit(status)).where('updated_at', '<', before).limit(room).execute()));
-      }
-      if (expired.length === 0) return 0;
-      const ids = expired.map((r) => r.id);
-      // Re-checked in the DELETE: a replay may have re-opened one since the SELECT.
-      const deleted = await db
-        .deleteFrom('deliveries')
-        .where('id', 'in', ids)
-        .where('status', '!=', 'pending')
-        .returning('id')
-        .execute();
-      if (deleted.length > 0) {
-        await db.deleteFrom('delivery_attempts').where('delivery_id', 'in', deleted.map((r) => r.id)).execute();
-      }
-      return expired.length;
-    },
-
-    /** Events older than `before` that no delivery refers to any more (none were due, or all were pruned). */
-    async pruneOrphanEventsBatchAcrossOrgs(before: number, batchSize: number): Promise<number> {
-      const orphans = await db
-        .selectFrom('events as e')
-        .select('e.id')
-        .where('e.occurred_at', '<', before)
-        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('deliveries as d').select(sql.lit(1).as('one')).whereRef('d.event_id', '=', 'e.id'))))
-        .limit(batchSize)
-        .execute();
-      if (orphans.length === 0) return 0;
-      await db.deleteFrom('events').where('id', 'in', orphans.map((r) => r.id)).execute();
-      return orphans.length;
-    },
   };
 }
-
-export type DeliveriesRepository = ReturnType<typeof deliveriesRepository>;
