@@ -5,6 +5,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
  * and every row carries `org_id`. `seq` is a per-table increasing integer: it gives lists a strict
  * creation order (even within one millisecond) and is the keyset for cursors.
  */
+
 /** DASHBOARD 10: `read_only` once cancelled; `deleting` from the moment the deletion job begins. */
 export type OrgState = 'active' | 'read_only' | 'deleting';
 

@@ -14,7 +14,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 // The bodies the delivery worker sends (CONTRACT 7, DASHBOARD 7). They document what the builders in
 // src/services/projects/projects-service.ts and src/services/workflows/run-transitions.ts produce: every object is closed
-// (additionalProperties: false) so test/event-payloads.test.ts fails when a builder adds, drops or renames
+// (additionalProperties: false) so test/worker/event-payloads.test.ts fails when a builder adds, drops or renames
 // a field without this file (and so the OpenAPI document and the client's types) following.
 
 const DateTime = (description: string) => Type.String({ format: 'date-time', description, examples: ['2026-11-22T09:30:00.000Z'] });

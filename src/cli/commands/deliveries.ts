@@ -1,6 +1,5 @@
 import { parseDuration } from '../../config.js';
 import type { Container } from '../../container.js';
-import { errors } from '../../errors.js';
 import { type HistoryState } from '../../services/webhooks/deliveries-service.js';
 import { type DeliveryDetail, HISTORY_STATES } from '../../schemas/deliveries.js';
 import { EVENT_TYPES, type EventType } from '../../schemas/events.js';
@@ -13,11 +12,7 @@ const orgOption = { type: 'string', value: 'ORG', description: 'organisation id 
 
 /** The organisation of a delivery: --org when given, else looked up from the id. */
 async function orgOf(c: Container, input: CommandInput, deliveryId: string): Promise<string> {
-  const given = input.options.org;
-  if (given !== undefined) return given;
-  const found = await c.store.repos.deliveries.lookupOrgForCli(deliveryId);
-  if (!found) throw errors.notFound('delivery');
-  return found;
+  return input.options.org ?? (await c.services.deliveries.organizationOf(deliveryId));
 }
 
 /** `--since` as an ISO 8601 time, or a duration meaning that long ago (e.g. 24h, 7d). */

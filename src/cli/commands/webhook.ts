@@ -1,5 +1,5 @@
 import type { Container } from '../../container.js';
-import { errors, fieldError } from '../../errors.js';
+import { fieldError } from '../../errors.js';
 import { cliActor } from '../../services/access/actor.js';
 import { EVENT_TYPES, type EventType } from '../../schemas/events.js';
 import { type Webhook, MAX_PREVIOUS_EXPIRES_IN, MAX_RATE_LIMIT } from '../../schemas/webhooks.js';
@@ -13,9 +13,7 @@ const webhookArg = [{ name: 'WEBHOOK_ID', description: 'the subscription id (wh_
 /** The organisation of a subscription: --org when given, else looked up from the id. */
 async function actorFor(c: Container, input: CommandInput) {
   const id = input.args[0]!;
-  const org = input.options.org ?? (await c.store.repos.webhooks.lookupOrgForCli(id));
-  if (!org) throw errors.notFound('webhook');
-  return cliActor(org);
+  return cliActor(input.options.org ?? (await c.services.webhooks.organizationOf(id)));
 }
 
 function webhookText(w: Webhook): string {

@@ -57,7 +57,6 @@ export async function enterSession(
   return seeOther(reply, target);
 }
 
-/** A field for choosing a password: the rule said up front, and browsers offer to generate one. */
 /**
  * "Sign in with a passkey" (DASHBOARD 11): a discoverable credential, no e-mail typed. The button needs
  * JavaScript and stays hidden without it; the page script fills `response` and sends the form.

@@ -109,9 +109,6 @@ function listHref(webhookId: string, text: FilterText, cursor?: string | null): 
   return filteredHref(subscriptionHref(webhookId), FILTER_FIELDS, text, cursor);
 }
 
-/** A service's refusal as a sentence: its messages start in lower case, as API error messages do. */
-
-/** What the endpoint made of a test event, for the delivery page the test form leads to. */
 /** A bulk replay still re-queueing, or whose re-queued deliveries have not all settled. */
 const replayInProgress = (job: ReplayJob) => job.status === 'running' || job.pending > 0;
 const replayState = (job: ReplayJob) => [job.id, job.status, job.queued, job.skipped, job.delivered, job.failed, job.pending];

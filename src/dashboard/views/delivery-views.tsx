@@ -213,12 +213,9 @@ function HeadersTable({ caption, headers }: { caption: string; headers: Record<s
 }
 
 /**
- * One attempt of a delivery: its trigger, timing, what was sent and what came back. Bodies are text in a
- * <pre>: the renderer escapes them, so a receiver's HTML is shown, never rendered.
- */
-/**
  * "Attempt N": the newest open, older ones collapsed behind a summary line (outcome, response, start), so
- * a page of three attempts reads at a glance and each still opens in place, without script.
+ * a page of three attempts reads at a glance and each still opens in place, without script. Bodies are text
+ * in a <pre>: the renderer escapes them, so a receiver's HTML is shown, never rendered.
  */
 export function AttemptSection({ attempt, collapsed = false }: { attempt: DeliveryAttempt; collapsed?: boolean }) {
   const n = attempt.attempt_number;
@@ -344,7 +341,6 @@ export interface DeliveryViewProps {
   errors?: FormError[];
 }
 
-/** A delivery's page (DASHBOARD 6): its facts, the replay action or why there is none, the payload, every attempt. */
 /** What the delivery page shows that moves while an attempt is due. */
 export const deliveryState = (delivery: Pick<DeliveryDetail, 'status' | 'attempts'>) => [delivery.status, delivery.attempts];
 export const deliveryInProgress = (delivery: Pick<DeliveryDetail, 'status'>) => delivery.status === 'pending' || delivery.status === 'retrying';

@@ -14,7 +14,7 @@ type CopiedTable = Exclude<keyof DB, (typeof SQLITE_ONLY_TABLES)[number] | (type
 /**
  * Every table that `copy-to-postgres` moves, with its primary key (the order rows are read and written in,
  * and what the verification checksums). Listed parents first, because PostgreSQL checks each foreign key
- * as the row arrives. The compiler refuses a table of `DB` missing here, and test/copy-to-postgres.test.ts
+ * as the row arrives. The compiler refuses a table of `DB` missing here, and test/cli/copy-to-postgres.test.ts
  * checks the list against both dialects' real schemas, so a future table cannot be forgotten.
  */
 const PLAN = {

@@ -4,13 +4,13 @@ import type { RepoContext } from './executor.js';
 
 const ACTIVE: readonly RunRow['status'][] = ['queued', 'running', 'waiting'];
 
+/** Runs of a read-only workspace pause (DASHBOARD 10): the engine neither claims them nor waits for them. */
+const organizationActive = sql<boolean>`NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = workflow_runs.org_id AND o.state <> 'active')`;
+
 /**
  * Workflow runs and their steps (migration 006). The organisation-scoped methods serve the services;
  * the `...AcrossOrgs` ones are the run engine's, which serves every organisation.
  */
-/** Runs of a read-only workspace pause (DASHBOARD 10): the engine neither claims them nor waits for them. */
-const organizationActive = sql<boolean>`NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = workflow_runs.org_id AND o.state <> 'active')`;
-
 export function runsRepository(ctx: RepoContext) {
   const { db, dialect } = ctx;
 

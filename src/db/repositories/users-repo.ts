@@ -91,10 +91,9 @@ export function usersRepository({ db }: RepoContext) {
       return Number(row.n);
     },
 
-    /** Removes the user; sessions, keys, invitations and password links go with it (ON DELETE CASCADE). */
     /**
      * The salt of the password hashes already kept for this address in any organisation, oldest account first:
-     * sign-in derives one key per salt, so accounts of one person share one (lib/passwords.ts).
+     * sign-in derives one key per salt, so accounts of one person share one (services/identity/passwords.ts).
      */
     async passwordHashesByEmailAnyOrg(emailNormalized: string): Promise<string[]> {
       const rows = await db
@@ -112,6 +111,7 @@ export function usersRepository({ db }: RepoContext) {
       await db.updateTable('users').set({ password_hash: next }).where('org_id', '=', orgId).where('id', '=', userId).where('password_hash', '=', expected).execute();
     },
 
+    /** Removes the user; sessions, keys, invitations and password links go with it (ON DELETE CASCADE). */
     async delete(orgId: string, userId: string): Promise<boolean> {
       const result = await db.deleteFrom('users').where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;

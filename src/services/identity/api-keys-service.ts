@@ -149,7 +149,6 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
       });
     },
 
-    /** A page of the keys `list` shows, newest first (GET /v1/api-keys). */
     /** How the audit log names the keys of its page: "Reporting key", or its prefix when unnamed. */
     async names(orgId: string, keyIds: readonly string[]): Promise<Map<string, string>> {
       const rows = await store.repos.apiKeys.labels(orgId, [...new Set(keyIds)]);

@@ -191,9 +191,9 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
 
     /**
      * Removes a member, invited or active, with their invitation, sessions, password links and API keys,
-     * in one transaction (CONTRACT 5, DASHBOARD 5). Their open tasks become unassigned.
+     * in one transaction (CONTRACT 5, DASHBOARD 5). Their open tasks become unassigned. Returns the member as
+     * they were, for the door to say whom it removed.
      */
-    /** Returns the member as they were, for the door to say whom it removed. */
     async remove(actor: Actor, userId: string): Promise<User> {
       authorize(actor, 'users', 'delete');
       await requireWritable(store.repos, actor);

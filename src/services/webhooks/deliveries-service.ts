@@ -169,6 +169,13 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
   const waitingContext = (webhook: Pick<WebhookRow, 'rate_limit'> | undefined): WaitingContext => ({ rateLimited: webhook?.rate_limit != null, now: clock.now() });
 
   return {
+    /** The organisation of a delivery, for the operator's CLI when it is given only the id. */
+    async organizationOf(deliveryId: string): Promise<string> {
+      const orgId = await store.repos.deliveries.lookupOrgForCli(deliveryId);
+      if (!orgId) throw errors.notFound('delivery');
+      return orgId;
+    },
+
     /** One page of a subscription's history, newest first, filtered; cursors lead both ways. */
     async list(actor: Actor, webhookId: string, request: HistoryRequest): Promise<HistoryResult> {
       authorize(actor, 'webhooks', 'read');

@@ -106,8 +106,7 @@ export function createReplayJobsService({ store, clock }: { store: Store; clock:
       return toJob(row);
     },
 
-    /** A subscription's latest bulk replays, newest first. */
-    /** The subscription's latest bulk replays; an id outside the organisation is not found, like every page's (F12). */
+    /** The subscription's latest bulk replays, newest first; an id outside the organisation is not found, like every page's (F12). */
     async listRecent(actor: Actor, webhookId: string, limit = 5): Promise<ReplayJob[]> {
       authorize(actor, 'webhooks', 'read');
       await requireWebhook(store.repos, actor.orgId, webhookId);

@@ -163,6 +163,13 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
   }
 
   return {
+    /** The organisation of a subscription, for the operator's CLI when it is given only the id. */
+    async organizationOf(webhookId: string): Promise<string> {
+      const orgId = await store.repos.webhooks.lookupOrgForCli(webhookId);
+      if (!orgId) throw errors.notFound('webhook');
+      return orgId;
+    },
+
     async list(orgId: string, page: PageRequest): Promise<PageResult<Webhook>> {
       const before = decodeCursor(page.cursor);
       const rows = await store.repos.webhooks.list(orgId, page.limit, before);
@@ -346,8 +353,8 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
     /**
      * Removes the subscription and cancels its pending deliveries together: no attempt starts after.
      * Allowed while the workspace is read-only (DASHBOARD 10): stopping deliveries is no change to the data.
+     * Returns the subscription as it was, for the door to say which one it deleted.
      */
-    /** Returns the subscription as it was, for the door to say which one it deleted. */
     async remove(actor: Actor, webhookId: string): Promise<Webhook> {
       authorize(actor, 'webhooks', 'delete');
       const { orgId } = actor;

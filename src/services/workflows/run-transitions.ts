@@ -204,11 +204,6 @@ async function park(repos: Repositories, run: RunRow, next: { status: RunRow['st
 }
 
 /**
- * A run step's task was finished by a person: the step records the outcome and the run is put in the
- * workers' queue, in the same transaction as the task's change (the caller holds the run's lock). A
- * rejected approval or a cancelled task also records why the run will fail.
- */
-/**
  * Who did something, as a run's error sentence names them (DASHBOARD 1: names, not e-mails): the person's
  * name when they have one, read when the row is written, so the sentence stays true after a rename.
  */
@@ -219,6 +214,11 @@ export async function personName(repos: Repositories, actor: Actor): Promise<str
   return user?.name ?? actor.label;
 }
 
+/**
+ * A run step's task was finished by a person: the step records the outcome and the run is put in the
+ * workers' queue, in the same transaction as the task's change (the caller holds the run's lock). A
+ * rejected approval or a cancelled task also records why the run will fail.
+ */
 export async function wakeRunAfterTask(
   repos: Repositories,
   run: RunRow | undefined,

@@ -122,13 +122,13 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
       return (await store.repos.tasks.listForProject(actor.orgId, projectId, PROJECT_TASKS_LIMIT)).map(toTask);
     },
 
-    /** "My tasks": the signed-in user's open tasks, oldest first. */
     /** The overview's "Your tasks": counts only, without reading the tasks. */
     async countMine(actor: Actor): Promise<{ open: number; overdue: number }> {
       if (actor.type !== 'user') return { open: 0, overdue: 0 };
       return store.repos.tasks.countOpenForAssignee(actor.orgId, actor.userId, clock.now());
     },
 
+    /** "My tasks": the signed-in user's open tasks, oldest first. */
     async listMine(actor: Actor): Promise<Task[]> {
       if (actor.type !== 'user') return [];
       return (await store.repos.tasks.listOpenForAssignee(actor.orgId, actor.userId, MY_TASKS_LIMIT)).map(toTask);
