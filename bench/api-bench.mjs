@@ -44,7 +44,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { freshPgDatabase } from './pg-database.mjs';
-import { builtModule } from './built.mjs';
+import { builtModule, builtPath } from './built.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -124,7 +124,9 @@ if (dialects[0] === 'postgres' && !opts.databaseUrl) opts.databaseUrl = DEFAULT_
 if (opts.projects < 10_000) throw new Error('--projects must be at least 10000 so page 100 exists');
 const RATE_LIMIT = 100_000_000; // raised so the limiter runs on every request but never refuses
 
-if (!fs.existsSync(path.join(root, 'dist/app.js'))) {
+try {
+  builtPath(path.join(root, 'dist'), 'app');
+} catch {
   console.error('dist/ is missing: run `npm run build` first');
   process.exit(1);
 }
