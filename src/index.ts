@@ -5,11 +5,8 @@
 export { verifySignature, signBody, standardSignature, signatureHeaders, type SigningSecrets } from './delivery/signing.js';
 export { USER_AGENT, RESPONSE_BODY_LIMIT } from './delivery/sender.js';
 export { EVENT_TYPES, type EventType } from './schemas/events.js';
-export type { DeliveryDetail } from './schemas/deliveries.js';
-export type { Delivery } from './schemas/deliveries.js';
-export type { DeliveryAttempt } from './schemas/deliveries.js';
-export type { CreatedWebhook } from './schemas/webhooks.js';
-export type { Webhook } from './schemas/webhooks.js';
+export type { Delivery, DeliveryAttempt, DeliveryDetail } from './schemas/deliveries.js';
+export type { Webhook, CreatedWebhook } from './schemas/webhooks.js';
 export type { Project } from './schemas/projects.js';
 export { loadConfig, type Config } from './config.js';
 export { createContainer, type Container } from './container.js';

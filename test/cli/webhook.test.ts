@@ -73,6 +73,7 @@ describe.each(testDialects())('webhook CLI (%s)', (dialect) => {
       [['webhook', 'test', hookId, '--event', 'project.deleted'], /subscription's events/],
       [['webhook', 'show', 'wh_unknown'], /not found/],
       [['webhook', 'show', hookId, '--org', 'org_other'], /not found/],
+      [['deliveries', 'show', 'dlv_unknown'], /delivery not found/],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(args, env);
