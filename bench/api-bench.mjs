@@ -34,6 +34,9 @@
 //   --node-args "A B"     extra node options for this build's API processes only (with --compare DIR naming this
 //                         checkout, an A/B of a runtime flag in one run)
 //   --no-bare             skip the bare-server runs (profiling)
+//   --member              CONTRACT 15's case (issue 43): every second project seeded private, and every request
+//                         made with the key of a member who is no collaborator of any, so the list and GET by
+//                         id apply the visibility predicate (GET by id asks for projects the member sees)
 //   --keep                keep the SQLite data directory
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -56,7 +59,7 @@ function parseArgs(argv) {
     const arg = argv[i];
     if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
     const [name, inline] = arg.slice(2).split('=', 2);
-    if (name === 'keep' || name === 'help' || name === 'no-bare' || name === 'ceiling') out[name] = true;
+    if (name === 'keep' || name === 'help' || name === 'no-bare' || name === 'ceiling' || name === 'member') out[name] = true;
     else out[name] = inline ?? argv[++i];
   }
   return out;
@@ -86,6 +89,7 @@ const opts = {
   keep: Boolean(args.keep),
   bare: !args['no-bare'],
   ceiling: Boolean(args.ceiling),
+  member: Boolean(args.member),
   compare: args.compare ? path.resolve(args.compare) : null,
 };
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -221,7 +225,11 @@ try {
   const { services } = container;
   const created = await services.admin.createOrganization({ name: 'Bench Org', ownerEmail: 'bench@example.com' });
   const orgId = created.organization.id;
-  const apiKey = created.api_key.key;
+  let apiKey = created.api_key.key;
+  if (opts.member) {
+    const member = await services.admin.addUser({ orgId, email: 'bench-member@example.com', role: 'member' });
+    apiKey = (await services.admin.createKey({ userId: member.id, scope: 'full' })).key;
+  }
   // Through the project service, as the API would, a few at a time on PostgreSQL.
   const parallel = dialect === 'postgres' ? 8 : 1;
   let next = 0;
@@ -229,7 +237,11 @@ try {
     Array.from({ length: parallel }, async () => {
       while (next < opts.projects) {
         const i = next++;
-        await services.projects.create(cliActor(orgId), { name: `Seeded project ${i}`, description: i % 2 ? `Description of project ${i}` : null });
+        await services.projects.create(cliActor(orgId), {
+          name: `Seeded project ${i}`,
+          description: i % 2 ? `Description of project ${i}` : null,
+          ...(opts.member && i % 2 ? { visibility: 'private' } : {}),
+        });
       }
     }),
   );
@@ -250,12 +262,13 @@ try {
   let cursor;
   const ids = [];
   for (let page = 1; page < 100; page++) {
-    const result = await services.projects.list(orgId, { limit: 100, cursor });
-    if (page === 50) ids.push(...result.items.map((p) => p.id));
+    const result = await services.projects.list(cliActor(orgId), { limit: 100, cursor });
+    // With --member, only projects the member sees (the others would be 404s).
+    if (page === 50) ids.push(...result.items.filter((p) => !opts.member || p.visibility !== 'private').map((p) => p.id));
     cursor = result.nextCursor;
   }
   const deepCursor = cursor;
-  const deepPage = await services.projects.list(orgId, { limit: 100, cursor: deepCursor });
+  const deepPage = await services.projects.list(cliActor(orgId), { limit: 100, cursor: deepCursor });
   if (deepPage.items.length !== 100) throw new Error(`page 100 has ${deepPage.items.length} items`);
   await container.close();
   if (databaseUrl) {

@@ -35,7 +35,7 @@ async function load(root, label) {
   let cursor;
   let id;
   for (let page = 1; page < 100; page++) {
-    const r = await container.services.projects.list(orgId, { limit: 100, cursor });
+    const r = await container.services.projects.list(cliActor(orgId), { limit: 100, cursor });
     if (page === 50) id = r.items[0].id;
     cursor = r.nextCursor;
   }

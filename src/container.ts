@@ -29,6 +29,7 @@ import type { Services } from './services/index.js';
 import { createInvitationsService } from './services/identity/invitations-service.js';
 import { createOrganizationsService } from './services/members/organizations-service.js';
 import { createProjectsService } from './services/projects/projects-service.js';
+import { createCollaboratorsService } from './services/projects/collaborators-service.js';
 import { createSessionsService } from './services/identity/sessions-service.js';
 import { createAccountSecurityService } from './services/identity/account-security-service.js';
 import { createTwoStepService } from './services/identity/two-step-service.js';
@@ -175,6 +176,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     auth,
     idempotency: createIdempotencyService({ store, clock, box: secretBox }),
     projects: createProjectsService({ store, clock }),
+    collaborators: createCollaboratorsService({ store, clock }),
     users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     invitations,
     webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks, secrets: secretBox, eventExamples: eventExamples() }),

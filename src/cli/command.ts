@@ -31,6 +31,9 @@ export interface OptionSpec {
 }
 
 /** `--org ORG`, required: every command that acts within one organisation declares it the same way. */
+/** `--as USER`: act as that member, seeing what they see (CONTRACT 15) and refused what they may not do. */
+export const AS_OPTION: OptionSpec = { type: 'string', value: 'USER', description: 'act as this member (user_...): see only what they may see' };
+
 export const ORG_OPTION: OptionSpec = { type: 'string', value: 'ORG', description: 'organisation id (org_...)', required: true };
 
 /** `--limit` of the list commands: the API's 1 to 100. */

@@ -23,6 +23,7 @@ import { orgGroup } from './commands/org.js';
 import { runGroup } from './commands/run.js';
 import { serveCommand, workerCommand } from './commands/server.js';
 import { taskGroup } from './commands/task.js';
+import { projectGroup } from './commands/project.js';
 import { eventsGroup } from './commands/events.js';
 import { userGroup } from './commands/user.js';
 import { workflowGroup } from './commands/workflow.js';
@@ -39,6 +40,7 @@ export const registry: readonly CommandEntry[] = [
   orgGroup,
   userGroup,
   keyGroup,
+  projectGroup,
   workflowGroup,
   runGroup,
   taskGroup,

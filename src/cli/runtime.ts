@@ -1,7 +1,8 @@
 import type { Level } from 'pino';
 import { loadConfig, type Config } from '../config.js';
 import type { Container } from '../container.js';
-import type { CommandInput } from './command.js';
+import { required, type CommandInput } from './command.js';
+import { cliActor, type Actor } from '../services/access/actor.js';
 
 /** Logs of one-shot commands: stderr (stdout is the result), warnings and worse only. */
 async function cliLogger(config: Config) {
@@ -26,4 +27,11 @@ export async function withContainer<T>(input: CommandInput, work: (container: Co
   } finally {
     await container.close();
   }
+}
+
+/** The operator of `--org`, or (with `--as USER`) that member acting with their current role. */
+export function actingAs(c: Container, input: CommandInput): Promise<Actor> {
+  const orgId = required(input, 'org');
+  const as = input.options.as;
+  return as === undefined ? Promise.resolve(cliActor(orgId)) : c.services.users.actAs(orgId, as);
 }

@@ -37,6 +37,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{id}/collaborators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's collaborators, newest first (extension)
+         * @description Anyone who sees the project. A private project is 404 to everyone else.
+         */
+        get: operations["listCollaborators"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/collaborators/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add a collaborator or change their project role (extension)
+         * @description The project's managers, admins and owners. 201 when the user was added, 200 when their role changed or already was this one. A user who is not a member of the organisation is 404.
+         */
+        put: operations["putCollaborator"];
+        post?: never;
+        /**
+         * Remove a collaborator (extension)
+         * @description The project's managers, admins and owners. In a private project the user's open tasks there become unassigned.
+         */
+        delete: operations["deleteCollaborator"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -525,7 +569,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel an open task (extension)
-         * @description Member and above. A run's task cancelled fails its run (`task_cancelled`). A finished task is a 409.
+         * @description Member and above, or an editor or manager of the project. A run's task cancelled fails its run (`task_cancelled`). A finished task is a 409.
          */
         post: operations["cancelTask"];
         delete?: never;
@@ -743,7 +787,7 @@ export interface webhooks {
         put?: never;
         /**
          * A project was updated
-         * @description Sent when a project's name, description or status changes (an update that changes nothing sends no event); `data.previous` holds the old values of the fields that changed. The service POSTs the body as `application/json` to every subscription listening for the event when it occurred. Verify `X-Service-Signature` over the raw body bytes before parsing them (`verifyWebhook` of `workspace-service/client` does it). Delivery is at least once: a retry, a replay or a crash recovery can deliver the same event again, with the same `X-Service-Event-Id` and the same body bytes; de-duplicate by `X-Service-Event-Id`. Answer 2xx within 10 seconds, then do the work: anything else (another status, a redirect, no answer in time, a connection or TLS error) is retried after 30 s, 2 min, 10 min, 30 min and 2 h, then the delivery is failed.
+         * @description Sent when a project's name, description, status or visibility changes (an update that changes nothing sends no event); `data.previous` holds the old values of the fields that changed. The service POSTs the body as `application/json` to every subscription listening for the event when it occurred. Verify `X-Service-Signature` over the raw body bytes before parsing them (`verifyWebhook` of `workspace-service/client` does it). Delivery is at least once: a retry, a replay or a crash recovery can deliver the same event again, with the same `X-Service-Event-Id` and the same body bytes; de-duplicate by `X-Service-Event-Id`. Answer 2xx within 10 seconds, then do the work: anything else (another status, a redirect, no answer in time, a connection or TLS error) is retried after 30 s, 2 min, 10 min, 30 min and 2 h, then the delivery is failed.
          */
         post: operations["projectUpdatedWebhook"];
         delete?: never;
@@ -923,6 +967,29 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        /** Collaborator */
+        Collaborator: {
+            user: {
+                /** @example user_0123456789abcdefghijklmn */
+                id: string;
+                /** @example dana@example.com */
+                email: string;
+                /** @example Dana Reyes */
+                name: string | null;
+            };
+            role: components["schemas"]["ProjectRole"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /** CollaboratorList */
+        CollaboratorList: {
+            data: components["schemas"]["Collaborator"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         /** CreateApiKeyRequest */
         CreateApiKeyRequest: {
             /** @description read, full, or a list of projects, users, webhooks, workflows, tasks, events, audit_log, api_keys, exports (each optionally :read); never wider than the calling key's. */
@@ -943,6 +1010,7 @@ export interface components {
              * @enum {string}
              */
             status?: "active" | "draft";
+            visibility?: components["schemas"]["ProjectVisibility"];
         };
         /** CreateTaskRequest */
         CreateTaskRequest: {
@@ -1278,6 +1346,7 @@ export interface components {
             name: string;
             description: string | null;
             status: components["schemas"]["ProjectStatus"];
+            visibility: components["schemas"]["ProjectVisibility"];
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -1300,6 +1369,7 @@ export interface components {
          *         "name": "Website relaunch",
          *         "description": "New site for the spring campaign",
          *         "status": "active",
+         *         "visibility": "organization",
          *         "created_at": "2026-11-22T09:30:00.000Z",
          *         "updated_at": "2026-11-22T09:30:00.000Z"
          *       }
@@ -1377,6 +1447,8 @@ export interface components {
             description: string | null;
             /** @description The project status: active, archived or draft. */
             status: "active" | "archived" | "draft";
+            /** @description Who sees the project: organization (every member) or private (its collaborators, admins and owners). */
+            visibility: "organization" | "private";
             /**
              * Format: date-time
              * @description When the project was created.
@@ -1418,7 +1490,15 @@ export interface components {
             description?: string | null;
             /** @description The project status: active, archived or draft. */
             status?: "active" | "archived" | "draft";
+            /** @description Who sees the project: organization (every member) or private (its collaborators, admins and owners). */
+            visibility?: "organization" | "private";
         };
+        /**
+         * ProjectRole
+         * @description `viewer` reads; `editor` also changes the project and its workflows, runs and tasks; `manager` also changes visibility and collaborators and deletes the project.
+         * @enum {string}
+         */
+        ProjectRole: "viewer" | "editor" | "manager";
         /**
          * ProjectStatus
          * @enum {string}
@@ -1426,7 +1506,7 @@ export interface components {
         ProjectStatus: "active" | "archived" | "draft";
         /**
          * ProjectUpdatedEvent
-         * @description Sent when a project's name, description or status changes. An update that changes nothing sends no event.
+         * @description Sent when a project's name, description, status or visibility changes. An update that changes nothing sends no event.
          * @example {
          *       "event": "project.updated",
          *       "timestamp": "2026-11-23T14:05:12.345Z",
@@ -1435,6 +1515,7 @@ export interface components {
          *         "name": "Website relaunch",
          *         "description": "New site for the spring campaign",
          *         "status": "archived",
+         *         "visibility": "organization",
          *         "created_at": "2026-11-22T09:30:00.000Z",
          *         "updated_at": "2026-11-23T14:05:12.345Z",
          *         "previous": {
@@ -1473,6 +1554,8 @@ export interface components {
             description: string | null;
             /** @description The project status: active, archived or draft. */
             status: "active" | "archived" | "draft";
+            /** @description Who sees the project: organization (every member) or private (its collaborators, admins and owners). */
+            visibility: "organization" | "private";
             /**
              * Format: date-time
              * @description When the project was created.
@@ -1486,6 +1569,16 @@ export interface components {
              */
             updated_at: string;
             previous: components["schemas"]["ProjectPreviousValues"];
+        };
+        /**
+         * ProjectVisibility
+         * @description `organization`: every member sees the project; `private`: only its collaborators, admins and owners.
+         * @enum {string}
+         */
+        ProjectVisibility: "organization" | "private";
+        /** PutCollaboratorRequest */
+        PutCollaboratorRequest: {
+            role: components["schemas"]["ProjectRole"];
         };
         /**
          * ReplaceWorkflowRequest
@@ -1866,7 +1959,7 @@ export interface components {
         };
         /**
          * UpdateProjectRequest
-         * @description Only the fields given change.
+         * @description Only the fields given change. Changing `visibility` needs the project's manager role, an admin or an owner.
          */
         UpdateProjectRequest: {
             /** @description 1 to 255 characters (code points), not blank (at least one character that is neither white space nor invisible). */
@@ -1874,6 +1967,7 @@ export interface components {
             /** @description At most 1,000 characters; "" or null clears it. */
             description?: string | null;
             status?: components["schemas"]["ProjectStatus"];
+            visibility?: components["schemas"]["ProjectVisibility"];
         };
         /**
          * UpdateTaskRequest
@@ -2360,6 +2454,8 @@ export interface operations {
                 /** @description next_cursor from a previous page. */
                 cursor?: string;
                 status?: components["schemas"]["ProjectStatus"];
+                /** @description `organization`: every member sees the project; `private`: only its collaborators, admins and owners. */
+                visibility?: components["schemas"]["ProjectVisibility"];
             };
             header?: never;
             path?: never;
@@ -2439,6 +2535,7 @@ export interface operations {
                      *       "name": "Apollo",
                      *       "description": "Guidance computer, second revision",
                      *       "status": "active",
+                     *       "visibility": "organization",
                      *       "created_at": "2026-11-22T09:30:00.000Z",
                      *       "updated_at": "2026-11-22T09:30:00.000Z"
                      *     }
@@ -2484,6 +2581,7 @@ export interface operations {
                      *       "name": "Apollo",
                      *       "description": "Guidance computer, second revision",
                      *       "status": "active",
+                     *       "visibility": "organization",
                      *       "created_at": "2026-11-22T09:30:00.000Z",
                      *       "updated_at": "2026-11-22T09:30:00.000Z"
                      *     }
@@ -2509,19 +2607,19 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Only the fields given change. */
+        /** @description Only the fields given change. Changing `visibility` needs the project's manager role, an admin or an owner. */
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "status": "archived"
+                 *       "visibility": "private"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateProjectRequest"];
             };
         };
         responses: {
-            /** @description The project after the change. A change fires `project.updated`; a call that changes nothing returns it as it was. */
+            /** @description The project after the change. A change fires `project.updated` (`previous` holds the old values, `visibility` included); a call that changes nothing returns it as it was. Going `private` is 409 while open tasks or workflow steps name someone who could not see it. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2535,7 +2633,8 @@ export interface operations {
                      *       "id": "proj_40zapspamjlk10kmts7pcdbq",
                      *       "name": "Apollo",
                      *       "description": "Guidance computer, second revision",
-                     *       "status": "archived",
+                     *       "status": "active",
+                     *       "visibility": "private",
                      *       "created_at": "2026-11-22T09:30:00.000Z",
                      *       "updated_at": "2026-11-22T10:05:12.345Z"
                      *     }
@@ -2566,6 +2665,170 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Deleted with its workflows, runs and tasks. It fires `project.deleted`. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCollaborators: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description next_cursor from a previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the project's collaborators, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "user": {
+                     *             "id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *             "email": "ada@example.com",
+                     *             "name": "Ada Lovelace"
+                     *           },
+                     *           "role": "editor",
+                     *           "created_at": "2026-11-22T10:05:12.345Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CollaboratorList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putCollaborator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "editor"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PutCollaboratorRequest"];
+            };
+        };
+        responses: {
+            /** @description The collaborator with their project role: 201 when added, 200 when the role changed or was already this one. Audit row `project.collaborator_added` or `project.collaborator_role_changed`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *         "email": "ada@example.com",
+                     *         "name": "Ada Lovelace"
+                     *       },
+                     *       "role": "editor",
+                     *       "created_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Collaborator"];
+                };
+            };
+            /** @description The collaborator with their project role: 201 when added, 200 when the role changed or was already this one. Audit row `project.collaborator_added` or `project.collaborator_role_changed`. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "user_7c2k1xq0v9m3b5n8r4t6w2ya",
+                     *         "email": "ada@example.com",
+                     *         "name": "Ada Lovelace"
+                     *       },
+                     *       "role": "editor",
+                     *       "created_at": "2026-11-22T10:05:12.345Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Collaborator"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteCollaborator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed (audit row `project.collaborator_removed`); in a private project their open tasks there are unassigned. */
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5483,6 +5746,7 @@ export interface operations {
                  *         "name": "Website relaunch",
                  *         "description": "New site for the spring campaign",
                  *         "status": "active",
+                 *         "visibility": "organization",
                  *         "created_at": "2026-11-22T09:30:00.000Z",
                  *         "updated_at": "2026-11-22T09:30:00.000Z"
                  *       }
@@ -5547,6 +5811,7 @@ export interface operations {
                  *         "name": "Website relaunch",
                  *         "description": "New site for the spring campaign",
                  *         "status": "archived",
+                 *         "visibility": "organization",
                  *         "created_at": "2026-11-22T09:30:00.000Z",
                  *         "updated_at": "2026-11-23T14:05:12.345Z",
                  *         "previous": {

@@ -116,6 +116,12 @@ export interface UsersTable {
 
 export type ProjectStatus = 'active' | 'archived' | 'draft';
 
+/** `organization`: every member sees the project; `private`: its collaborators, admins and owners only (CONTRACT 15). */
+export type ProjectVisibility = 'organization' | 'private';
+
+/** A collaborator's role on one project (CONTRACT 15), lowest first. */
+export type ProjectRole = 'viewer' | 'editor' | 'manager';
+
 export interface ProjectsTable {
   seq: Generated<number>;
   id: string;
@@ -123,6 +129,17 @@ export interface ProjectsTable {
   name: string;
   description: string | null;
   status: ProjectStatus;
+  visibility: Generated<ProjectVisibility>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProjectCollaboratorsTable {
+  seq: Generated<number>;
+  org_id: string;
+  project_id: string;
+  user_id: string;
+  role: ProjectRole;
   created_at: number;
   updated_at: number;
 }
@@ -542,6 +559,10 @@ export interface EventsTable {
   trace_parent: string | null;
   /** 1 for a subscription's test event (example data): kept out of GET /v1/events. */
   test: Generated<number>;
+  /** The project the event is about (its `data.project_id`), for the visibility predicate; null for none. */
+  project_id: Generated<string | null>;
+  /** 1 once the event's private project was deleted: admins and owners only read it. */
+  restricted: Generated<number>;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
@@ -649,6 +670,7 @@ export interface DB {
   organizations: OrganizationsTable;
   users: UsersTable;
   projects: ProjectsTable;
+  project_collaborators: ProjectCollaboratorsTable;
   workflows: WorkflowsTable;
   tasks: TasksTable;
   workflow_runs: WorkflowRunsTable;
@@ -685,6 +707,7 @@ export interface DB {
 
 export type UserRow = Selectable<UsersTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
+export type ProjectCollaboratorRow = Selectable<ProjectCollaboratorsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -30,11 +30,17 @@ const NullableId = (prefix: string, description: string) =>
 const ProjectStatus = () =>
   Type.Union([Type.Literal('active'), Type.Literal('archived'), Type.Literal('draft')], { description: 'The project status: active, archived or draft.' });
 
+const ProjectVisibility = () =>
+  Type.Union([Type.Literal('organization'), Type.Literal('private')], {
+    description: 'Who sees the project: organization (every member) or private (its collaborators, admins and owners).',
+  });
+
 const projectFields = {
   project_id: Id('proj', 'The project.'),
   name: Type.String({ minLength: 1, description: 'The project name.' }),
   description: Type.Union([Type.String(), Type.Null()], { description: 'The project description; null when it has none.' }),
   status: ProjectStatus(),
+  visibility: ProjectVisibility(),
   created_at: DateTime('When the project was created.'),
   updated_at: DateTime('When the project was last changed (for project.updated: this change).'),
 };
@@ -50,6 +56,7 @@ export const ProjectPreviousValues = Type.Object(
     name: Type.Optional(Type.String({ description: 'The name before the change.' })),
     description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The description before the change.' })),
     status: Type.Optional(ProjectStatus()),
+    visibility: Type.Optional(ProjectVisibility()),
   },
   {
     additionalProperties: false,
@@ -144,7 +151,7 @@ export const ProjectCreatedEvent = envelope(
   {
     event: 'project.created',
     timestamp: EXAMPLE_TIME,
-    data: { project_id: PROJECT_ID, name: 'Website relaunch', description: 'New site for the spring campaign', status: 'active', created_at: EXAMPLE_TIME, updated_at: EXAMPLE_TIME },
+    data: { project_id: PROJECT_ID, name: 'Website relaunch', description: 'New site for the spring campaign', status: 'active', visibility: 'organization', created_at: EXAMPLE_TIME, updated_at: EXAMPLE_TIME },
   },
 );
 
@@ -152,7 +159,7 @@ export const ProjectUpdatedEvent = envelope(
   'project.updated',
   ProjectUpdatedEventData,
   'ProjectUpdatedEvent',
-  "Sent when a project's name, description or status changes. An update that changes nothing sends no event.",
+  "Sent when a project's name, description, status or visibility changes. An update that changes nothing sends no event.",
   {
     event: 'project.updated',
     timestamp: '2026-11-23T14:05:12.345Z',
@@ -161,6 +168,7 @@ export const ProjectUpdatedEvent = envelope(
       name: 'Website relaunch',
       description: 'New site for the spring campaign',
       status: 'archived',
+      visibility: 'organization',
       created_at: EXAMPLE_TIME,
       updated_at: '2026-11-23T14:05:12.345Z',
       previous: { status: 'active' },

@@ -13,6 +13,7 @@ import type { IdempotencyService } from './shared/idempotency-service.js';
 import type { InvitationsService } from './identity/invitations-service.js';
 import type { OrganizationsService } from './members/organizations-service.js';
 import type { ProjectsService } from './projects/projects-service.js';
+import type { CollaboratorsService } from './projects/collaborators-service.js';
 import type { SessionsService } from './identity/sessions-service.js';
 import type { UsersService } from './members/users-service.js';
 import type { RunsService } from './workflows/runs-service.js';
@@ -40,6 +41,7 @@ export interface Services {
   idempotency: IdempotencyService;
   invitations: InvitationsService;
   projects: ProjectsService;
+  collaborators: CollaboratorsService;
   users: UsersService;
   webhooks: WebhooksService;
   webhookHealth: WebhookHealthService;

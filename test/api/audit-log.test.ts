@@ -137,7 +137,7 @@ describe.each(testDialects())('audit log (%s)', (dialect) => {
       expectApiEntry(await newest(org.id), created, admin, {
         action: 'project.created',
         target: { type: 'project', id, label: 'Alpha' },
-        changes: { name: { old: null, new: 'Alpha' }, description: { old: null, new: 'first' }, status: { old: null, new: 'draft' } },
+        changes: { name: { old: null, new: 'Alpha' }, description: { old: null, new: 'first' }, status: { old: null, new: 'draft' }, visibility: { old: null, new: 'organization' } },
       });
 
       tick();
@@ -597,6 +597,7 @@ describe.each(testDialects())('audit log (%s)', (dialect) => {
         name: { old: null, new: '=HYPERLINK("x")' },
         description: { old: null, new: 'a, "quoted"\nmulti-line — ünïcode' },
         status: { old: null, new: 'active' },
+        visibility: { old: null, new: 'organization' },
       });
       expect(text).toContain(`,"'=HYPERLINK(""x"")",`);
       expect(rows[0]!.target_label).toBe(`'@SUM(1)`);

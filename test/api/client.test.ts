@@ -219,6 +219,22 @@ describe.each(testDialects())('typed client against a real server (%s)', (dialec
     expect(page.data.find((p) => p.id === created.id)).toEqual({ id: created.id, name: 'Apollo', status: 'active', created_at: created.created_at });
     expect(page.next_cursor).toBeNull();
 
+    // Collaborators (CONTRACT 15): the creator is the manager; PUT adds (201) or changes (200), DELETE removes.
+    const member = await org.member('member', 'full');
+    const added = await ws.PUT('/v1/projects/{id}/collaborators/{user_id}', { params: { path: { id: created.id, user_id: member.userId } }, body: { role: 'viewer' } });
+    expect(added).toMatchObject({ user: { id: member.userId }, role: 'viewer' });
+    const changed = await ws.PUT('/v1/projects/{id}/collaborators/{user_id}', { params: { path: { id: created.id, user_id: member.userId } }, body: { role: 'editor' } });
+    expect(changed.role).toBe('editor');
+    const collaborators = await ws.GET('/v1/projects/{id}/collaborators', { params: { path: { id: created.id }, query: { limit: 10 } } });
+    expect(collaborators.data.map((c) => [c.user.id, c.role])).toEqual([
+      [member.userId, 'editor'],
+      [org.ownerId, 'manager'],
+    ]);
+    expect(await ws.DELETE('/v1/projects/{id}/collaborators/{user_id}', { params: { path: { id: created.id, user_id: member.userId } } })).toBeUndefined();
+    const privateOne = await ws.PUT('/v1/projects/{id}', { params: { path: { id: created.id } }, body: { visibility: 'private' } });
+    expect(privateOne.visibility).toBe('private');
+    expectError(await apiError(client(member.key).GET('/v1/projects/{id}', { params: { path: { id: created.id } } })), 404, 'not_found');
+
     expect(await ws.DELETE('/v1/projects/{id}', { params: { path: { id: created.id } } })).toBeUndefined();
     const gone = await apiError(ws.GET('/v1/projects/{id}', { params: { path: { id: created.id } } }));
     expectError(gone, 404, 'not_found');

@@ -444,7 +444,10 @@ describe.each(testDialects())('errors (%s)', (dialect) => {
       );
       expectError(await env.request('POST', '/v1/projects', { key: viewerKey }), 403, 'forbidden');
       expectError(await env.request('PUT', `/v1/projects/${projectId}`, { key: viewerKey, body: { name: '' } }), 403, 'forbidden');
-      expectError(await env.request('DELETE', '/v1/projects/proj_nope', { key: viewerKey }), 403, 'forbidden');
+      // A project the viewer could manage through a project role is decided on the project: none by that id is
+      // 404, as a private project's id is (CONTRACT 15), never a 403 that would tell the two apart.
+      expectError(await env.request('DELETE', `/v1/projects/${projectId}`, { key: viewerKey }), 403, 'forbidden');
+      expectError(await env.request('DELETE', '/v1/projects/proj_nope', { key: viewerKey }), 404, 'not_found');
       expect(await projectCount()).toBe(before);
       expect(await existing()).toMatchObject({ name: 'Existing' });
     });

@@ -72,7 +72,7 @@ describe.each(testDialects())('hot paths (%s)', (dialect) => {
       .catch((err: Error) => err.message);
     await insertedSignal;
     const read = store.repos.projects.findById(org.id, id);
-    const list = store.repos.projects.list(org.id, 100, null, null);
+    const list = store.repos.projects.list(org.id, 100, null, { status: null, visibility: null, viewer: null });
     release();
     expect(await rolledBack).toBe('roll back');
     expect(await read).toBeUndefined();

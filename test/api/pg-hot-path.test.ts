@@ -195,7 +195,7 @@ describe.skipIf(!hasPostgres)('PostgreSQL: prepared statements and round trips (
   });
 
   it('a rollback drops held-back statements; an error in one fails the commit and rolls everything back', async () => {
-    const projectsBefore = (await env.container.store.repos.projects.list(org.id, 100, null, null)).rows.length;
+    const projectsBefore = (await env.container.store.repos.projects.list(org.id, 100, null, { status: null, visibility: null, viewer: null })).rows.length;
     const insertProject = (r: Repositories, name: string) =>
       r.projects.insert({ id: `proj_test_${name}`, org_id: org.id, name, description: null, status: 'active', created_at: START, updated_at: START });
 
@@ -219,7 +219,7 @@ describe.skipIf(!hasPostgres)('PostgreSQL: prepared statements and round trips (
     ).rejects.toMatchObject({ code: '23503' });
 
     expect(await auditIds()).toEqual(['aud_test_alone']);
-    expect((await env.container.store.repos.projects.list(org.id, 100, null, null)).rows.length).toBe(projectsBefore);
+    expect((await env.container.store.repos.projects.list(org.id, 100, null, { status: null, visibility: null, viewer: null })).rows.length).toBe(projectsBefore);
     // The connection is clean afterwards: the next transaction commits normally.
     await env.container.store.transaction(async (r) => {
       await insertProject(r, 'after');
@@ -234,7 +234,7 @@ describe.skipIf(!hasPostgres)('PostgreSQL: prepared statements and round trips (
        where table_schema = 'public' and (data_type like 'timestamp%' or data_type like 'time %' or data_type in ('date', 'interval'))`,
     );
     expect(rows).toEqual([]);
-    const project = (await env.container.store.repos.projects.list(org.id, 1, null, null)).rows[0]!;
+    const project = (await env.container.store.repos.projects.list(org.id, 1, null, { status: null, visibility: null, viewer: null })).rows[0]!;
     expect(typeof project.created_at).toBe('number');
     expect(typeof project.seq).toBe('number');
     const full = await env.container.store.repos.projects.findById(org.id, project.id);

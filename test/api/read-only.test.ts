@@ -40,6 +40,8 @@ const REFUSED_WRITES: RouteCase[] = [
   { method: 'POST', path: '/v1/projects', url: () => '/v1/projects', body: () => ({ name: 'During the grace period' }) },
   { method: 'PUT', path: '/v1/projects/{id}', url: (w) => `/v1/projects/${w.projectId}`, body: () => ({ name: 'Renamed', status: 'archived' }) },
   { method: 'DELETE', path: '/v1/projects/{id}', url: (w) => `/v1/projects/${w.spareProjectId}` },
+  { method: 'PUT', path: '/v1/projects/{id}/collaborators/{user_id}', url: (w) => `/v1/projects/${w.projectId}/collaborators/${w.member.userId}`, body: () => ({ role: 'editor' }) },
+  { method: 'DELETE', path: '/v1/projects/{id}/collaborators/{user_id}', url: (w) => `/v1/projects/${w.projectId}/collaborators/${w.org.ownerId}` },
   { method: 'POST', path: '/v1/users', url: () => '/v1/users', body: () => ({ email: 'late.joiner@example.com', role: 'member' }) },
   { method: 'PUT', path: '/v1/users/{id}', url: (w) => `/v1/users/${w.member.userId}`, body: () => ({ role: 'admin' }) },
   { method: 'DELETE', path: '/v1/users/{id}', url: (w) => `/v1/users/${w.member.userId}` },
@@ -82,6 +84,7 @@ const ALLOWED_WRITES: (RouteCase & { status: number })[] = [
 const READS: (RouteCase & { status: number })[] = [
   { method: 'GET', path: '/v1/projects', url: () => '/v1/projects', status: 200 },
   { method: 'GET', path: '/v1/projects/{id}', url: (w) => `/v1/projects/${w.projectId}`, status: 200 },
+  { method: 'GET', path: '/v1/projects/{id}/collaborators', url: (w) => `/v1/projects/${w.projectId}/collaborators`, status: 200 },
   { method: 'GET', path: '/v1/users', url: () => '/v1/users', status: 200 },
   { method: 'GET', path: '/v1/users/{id}', url: (w) => `/v1/users/${w.member.userId}`, status: 200 },
   { method: 'GET', path: '/v1/webhooks', url: () => '/v1/webhooks', status: 200 },

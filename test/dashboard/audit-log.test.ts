@@ -147,7 +147,7 @@ describe.each(testDialects())('dashboard audit log (%s)', (dialect) => {
       expect(viaApi.target).toBe('Via API Project');
       expect(viaApi.ip).toBe('127.0.0.1');
       expect(viaApi.outcome).toBe('Success');
-      expect(viaApi.changes).toBe('Name: Via API Status: active');
+      expect(viaApi.changes).toBe('Name: Via API Status: active Visibility: organization');
       expect(viaApi.request).toContain('Api-Client/2');
       expect(viaApi.request).toContain('req-from-api-1');
       expect(viaApi.time).toMatch(/^\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} UTC$/);
@@ -155,7 +155,7 @@ describe.each(testDialects())('dashboard audit log (%s)', (dialect) => {
       const viaDashboard = rows.find((r) => r.action === 'project.created' && r.target.startsWith('Via dashboard'))!;
       expect(viaDashboard.source).toBe('dashboard');
       expect(viaDashboard.actor).toBe('Olive Owner signed in');
-      expect(viaDashboard.changes).toBe('Name: Via dashboard Description: Q4 Status: draft');
+      expect(viaDashboard.changes).toBe('Name: Via dashboard Description: Q4 Status: draft Visibility: organization');
       expect(viaDashboard.request).toContain('Browser/1');
       expect(rows.indexOf(viaDashboard)).toBeLessThan(rows.indexOf(viaApi));
 
@@ -372,7 +372,7 @@ describe.each(testDialects())('dashboard audit log (%s)', (dialect) => {
     expect(page.text).toContain('&lt;script>alert(1)&lt;/script>');
     const row = rowsOf(page.text).find((r) => r.action === 'project.created')!;
     expect(row.target).toBe('<script>alert(1)</script> Project');
-    expect(row.changes).toBe('Name: <script>alert(1)</script> Status: active');
+    expect(row.changes).toBe('Name: <script>alert(1)</script> Status: active Visibility: organization');
   });
 
   it('keeps the names a row was written with after a rename or a deletion, and shows times in the page format', async () => {

@@ -237,7 +237,7 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
         const paths = ['/dashboard', '/dashboard/projects', '/dashboard/tasks', '/dashboard/members', '/dashboard/api-keys', '/dashboard/webhooks', '/dashboard/account', '/dashboard/billing'];
         // Every project, its workflows and their runs, and every subscription: the pages with the most controls.
         const actor = cliActor(orgId);
-        for (const project of (await env.container.services.projects.list(orgId, { limit: 100 })).items) {
+        for (const project of (await env.container.services.projects.list(actor, { limit: 100 })).items) {
           paths.push(`/dashboard/projects/${project.id}`);
           for (const wf of await env.container.services.workflows.listForProject(actor, project.id)) {
             paths.push(`/dashboard/projects/${project.id}/workflows/${wf.id}`);

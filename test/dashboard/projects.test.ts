@@ -55,7 +55,7 @@ describe.each(testDialects())('dashboard projects (%s)', (dialect) => {
       .execute();
     expect(row).toMatchObject({ actor_type: 'user', actor_id: userId, source: 'dashboard', user_agent: 'UA/1', outcome: 'success', target_label: 'From the web <b>' });
     expect(row!.session_id).toMatch(/^sess_/);
-    expect(JSON.parse(row!.changes!)).toEqual({ name: { old: null, new: 'From the web <b>' }, description: { old: null, new: 'Q4' }, status: { old: null, new: 'draft' } });
+    expect(JSON.parse(row!.changes!)).toEqual({ name: { old: null, new: 'From the web <b>' }, description: { old: null, new: 'Q4' }, status: { old: null, new: 'draft' }, visibility: { old: null, new: 'organization' } });
   });
 
   it('shows the API rule for a bad name on the page and creates nothing', async () => {

@@ -374,7 +374,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       let tasks = await mine.get('/dashboard/tasks');
       expect(tasks.status).toBe(200);
       expect(tasks.text).toMatch(/<a href="\/dashboard\/tasks" aria-current="page">My tasks<\/a>/);
-      const project = await services().projects.get(org.id, projectId);
+      const project = await services().projects.get(cliActor(org.id), projectId);
       const row = tableRows(tasks.text, 'My tasks').find((r) => r.startsWith('Write notes'));
       // How far off the due date is depends on the real clock (this test's is manual), so only its place is checked.
       expect(row).toMatch(new RegExp(`^Write notes ${project.name} To-do ${minute(t0 + 24 * HOUR)} \\(?[A-Za-z0-9 ]+\\)? Run #1 of Release, step 1 Mark done$`));

@@ -20,6 +20,7 @@ const PAGE = '/dashboard/export';
 const DAY_MS = 86_400_000;
 const FILES = [
   'projects.ndjson',
+  'project_collaborators.ndjson',
   'users.ndjson',
   'api_keys.ndjson',
   'webhooks.ndjson',
@@ -139,6 +140,9 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       const projects = [];
       for (let i = 0; i < 5; i++) projects.push(await services.projects.create(actor, { name: `Project ${i} ✓`, description: i % 2 ? `about ${i}` : null }));
       await services.projects.update(actor, projects[1]!.id, { status: 'archived' });
+      // One private project with a collaborator (CONTRACT 15): the export holds both.
+      await services.collaborators.put(actor, projects[2]!.id, member.userId, 'editor');
+      await services.projects.update(actor, projects[2]!.id, { visibility: 'private' });
       const workflow = await services.workflows.create(actor, projects[0]!.id, {
         name: 'Review',
         steps: [
@@ -241,8 +245,15 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       const exportedProjects = ndjson(zip, 'projects.ndjson');
       const dbProjects = await byOrg('projects');
       expect(exportedProjects.map((p) => [p.id, p.name, p.description, p.status])).toEqual(dbProjects.map((p) => [p.id, p.name, p.description, p.status]));
-      expect(Object.keys(exportedProjects[0]).sort()).toEqual(['created_at', 'description', 'id', 'name', 'status', 'updated_at']);
+      expect(Object.keys(exportedProjects[0]).sort()).toEqual(['created_at', 'description', 'id', 'name', 'status', 'updated_at', 'visibility']);
       expect(exportedProjects.map((p) => p.name)).not.toContain('Not theirs');
+
+      // Collaborators (CONTRACT 15): one line per (project, user), as the database holds them.
+      const exportedCollaborators = ndjson(zip, 'project_collaborators.ndjson');
+      const dbCollaborators = await db.selectFrom('project_collaborators').selectAll().where('org_id', '=', org.id).orderBy('seq').execute();
+      expect(exportedCollaborators.map((c) => [c.project_id, c.user_id, c.role])).toEqual(dbCollaborators.map((c) => [c.project_id, c.user_id, c.role]));
+      expect(exportedCollaborators.length).toBeGreaterThan(0);
+      for (const c of exportedCollaborators) expect(Object.keys(c).sort()).toEqual(['created_at', 'project_id', 'role', 'updated_at', 'user_id']);
 
       const exportedUsers = ndjson(zip, 'users.ndjson');
       const dbUsers = await byOrg('users');

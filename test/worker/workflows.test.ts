@@ -708,7 +708,8 @@ describe.each(testDialects())('workflows, runs and tasks (%s)', (dialect) => {
       ];
       for (const [name, attempt] of attempts) {
         const err = await refused(attempt(), 403, 'forbidden');
-        expect(err.message, name).toBe('your role (viewer) does not allow this action');
+        // The refusal names the role and what the project would need (CONTRACT 15: a project role may allow it).
+        expect(err.message, name).toMatch(/^your role \(viewer\) does not allow this action(; it needs the editor role on this project, an admin or an owner)?$/);
       }
       expect(await snapshot(w.org.id)).toEqual(before);
       expect(await s().workflows.get(viewer, workflow.id)).toMatchObject({ name: 'Guarded' });

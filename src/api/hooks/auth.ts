@@ -2,7 +2,8 @@ import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyReques
 import { errors } from '../../errors.js';
 import { bearerToken } from '../../services/identity/auth-service.js';
 import type { UserActor } from '../../services/access/actor.js';
-import { isAllowed, type Action, type Principal } from '../../services/access/permissions.js';
+import { isAllowed, scopeAllows, type Action, type Principal } from '../../services/access/permissions.js';
+import type { ProjectTarget } from '../../services/projects/projects-service.js';
 import { type ResourceKind } from '../../schemas/access.js';
 import type { RateLimitDecision } from '../../rate-limit/rate-limiter.js';
 import type { AppDeps } from '../../http/app-deps.js';
@@ -17,7 +18,7 @@ declare module 'fastify' {
      * it is one of the changes DASHBOARD 10 still allows. `anyScope`: any valid key of the organisation may
      * read it, whatever its scope (GET /v1/organization).
      */
-    auth?: { resource: ResourceKind; action: Action; whileReadOnly?: true; anyScope?: true };
+    auth?: { resource: ResourceKind; action: Action; whileReadOnly?: true; anyScope?: true; project?: ProjectTarget['kind'] };
     /** A route whose body may be left out altogether (it means `{}`): an empty POST is not `invalid_json` there. */
     bodyOptional?: true;
   }
@@ -42,18 +43,38 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
   const { services, rateLimiter, config } = deps;
   app.decorateRequest('principal', null);
 
-  /** Everything after the key is known and counted: the same rules whichever path got here. */
-  function admit(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, principal: Principal, decision: RateLimitDecision): void {
+  /**
+   * Everything after the key is known and counted: the same rules whichever path got here. Synchronous but for
+   * one case: a change on a project's resources that the user's organisation role does not allow, which their
+   * role on that project may (CONTRACT 15); then the project is read first (a promise is returned).
+   */
+  function admit(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, principal: Principal, decision: RateLimitDecision): void | Promise<void> {
     reply.header('x-ratelimit-limit', decision.limit);
     reply.header('x-ratelimit-remaining', decision.remaining);
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
     // A request the key's limit counted is one the organisation made, whatever its answer (403, 400, 404...).
     services.usage.count(principal.orgId);
 
-    if (!auth.anyScope && !isAllowed(principal, auth.resource, auth.action)) throw errors.forbidden();
+    if (!auth.anyScope && !isAllowed(principal, auth.resource, auth.action)) {
+      if (!auth.project || !scopeAllows(principal.scope, auth.resource, auth.action)) throw errors.forbidden();
+      return admitThroughProject(request, auth, principal);
+    }
+    finishAdmission(request, auth, principal);
+  }
+
+  function finishAdmission(request: FastifyRequest, auth: RouteAuth, principal: Principal): void {
     if (auth.action !== 'read' && !auth.whileReadOnly && principal.workspace.state !== 'active') throw workspaceReadOnlyError(principal.workspace);
     request.principal = principal;
     services.apiKeys.touch(principal.orgId, principal.keyId);
+  }
+
+  /** The project's answer: refused is 403 now; hidden goes on, to be answered 404 after validation (CONTRACT 1's order). */
+  async function admitThroughProject(request: FastifyRequest, auth: RouteAuth, principal: Principal): Promise<void> {
+    const id = (request.params as { id?: string }).id ?? '';
+    const actor = actorFor(request, principal);
+    const verdict = await services.projects.precheck(actor, { kind: auth.project!, id }, auth.resource, auth.action);
+    if (verdict === 'forbidden') throw errors.forbidden();
+    finishAdmission(request, auth, principal);
   }
 
   async function authenticate(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, token: string | null): Promise<void> {
@@ -64,7 +85,7 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
       if (!failures.allowed) throw errors.rateLimited(failures.retryAfterSeconds);
       throw errors.unauthorized();
     }
-    admit(request, reply, auth, principal, await rateLimiter.hit(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
+    await admit(request, reply, auth, principal, await rateLimiter.hit(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
   }
 
   /**
@@ -77,11 +98,13 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
     const token = bearerToken(request.headers.authorization);
     const principal = token && authenticateNow ? authenticateNow(token) : undefined;
     if (principal && hitNow) {
+      let admitted: void | Promise<void>;
       try {
-        admit(request, reply, auth, principal, hitNow(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
+        admitted = admit(request, reply, auth, principal, hitNow(`key:${principal.keyId}`, config.rateLimitPerMinute, WINDOW_MS));
       } catch (err) {
         return done(err as Error);
       }
+      if (admitted) return void admitted.then(() => done(), done);
       return done();
     }
     authenticate(request, reply, auth, token).then(() => done(), done);
@@ -110,7 +133,10 @@ export function principalOf(request: FastifyRequest): Principal {
 
 /** The API caller as services see it: the key's user, with the key's scope and the request's context. */
 export function actorOf(request: FastifyRequest): UserActor {
-  const p = principalOf(request);
+  return actorFor(request, principalOf(request));
+}
+
+function actorFor(request: FastifyRequest, p: Principal): UserActor {
   return {
     type: 'user',
     orgId: p.orgId,

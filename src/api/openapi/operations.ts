@@ -19,6 +19,7 @@ const project = {
   name: 'Apollo',
   description: 'Guidance computer, second revision',
   status: 'active',
+  visibility: 'organization',
   created_at: at,
   updated_at: at,
 };
@@ -216,11 +217,22 @@ export const operationDocs: Record<string, OperationDocs> = {
   },
   getProject: { response: 'The project.', example: project },
   updateProject: {
-    response: 'The project after the change. A change fires `project.updated`; a call that changes nothing returns it as it was.',
-    request: { status: 'archived' },
-    example: { ...project, status: 'archived', updated_at: later },
+    response:
+      "The project after the change. A change fires `project.updated` (`previous` holds the old values, `visibility` included); a call that changes nothing returns it as it was. Going `private` is 409 while open tasks or workflow steps name someone who could not see it.",
+    request: { visibility: 'private' },
+    example: { ...project, visibility: 'private', updated_at: later },
   },
   deleteProject: { response: 'Deleted with its workflows, runs and tasks. It fires `project.deleted`.' },
+  listCollaborators: {
+    response: "A page of the project's collaborators, newest first.",
+    example: { data: [{ user: { id: user.id, email: user.email, name: user.name }, role: 'editor', created_at: later }], next_cursor: null },
+  },
+  putCollaborator: {
+    response: 'The collaborator with their project role: 201 when added, 200 when the role changed or was already this one. Audit row `project.collaborator_added` or `project.collaborator_role_changed`.',
+    request: { role: 'editor' },
+    example: { user: { id: user.id, email: user.email, name: user.name }, role: 'editor', created_at: later },
+  },
+  deleteCollaborator: { response: 'Removed (audit row `project.collaborator_removed`); in a private project their open tasks there are unassigned.' },
 
   listUsers: {
     response: 'A page of members (invited ones included), newest first.',

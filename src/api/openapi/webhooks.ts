@@ -6,7 +6,7 @@ const FIRES_WHEN: Record<EventType, { summary: string; when: string }> = {
   'project.created': { summary: 'A project was created', when: 'a project is created, through the API or the dashboard' },
   'project.updated': {
     summary: 'A project was updated',
-    when: "a project's name, description or status changes (an update that changes nothing sends no event); `data.previous` holds the old values of the fields that changed",
+    when: "a project's name, description, status or visibility changes (an update that changes nothing sends no event); `data.previous` holds the old values of the fields that changed",
   },
   'project.deleted': {
     summary: 'A project was deleted',

@@ -29,7 +29,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
   });
 
   app.post('/v1/projects/:id/tasks', {
-    config: { auth: { resource: 'tasks', action: 'create' } },
+    config: { auth: { resource: 'tasks', action: 'create', project: 'project' } },
     schema: {
       tags,
       operationId: 'createTask',
@@ -70,7 +70,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
   });
 
   app.patch('/v1/tasks/:id', {
-    config: { auth: { resource: 'tasks', action: 'update' } },
+    config: { auth: { resource: 'tasks', action: 'update', project: 'task' } },
     schema: {
       tags,
       operationId: 'updateTask',
@@ -96,7 +96,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
     const cancel = action === 'cancel';
     const takesReason = action === 'reject' || cancel;
     app.post(path, {
-      config: { auth: cancel ? { resource: 'tasks', action: 'update' } : { resource: 'tasks', action: 'finish', whileReadOnly: true }, bodyOptional: true },
+      config: { auth: cancel ? { resource: 'tasks', action: 'update', project: 'task' } : { resource: 'tasks', action: 'finish', whileReadOnly: true }, bodyOptional: true },
       preValidation: emptyBodyIsObject,
       schema: { tags, operationId, summary, description, ...extension, params: IdParams, body: takesReason ? ReasonBody : EmptyBody, response: { 200: Task, ...changeErrors } },
       handler: async (request) => {
@@ -109,5 +109,5 @@ export const taskRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
   finish('/v1/tasks/:id/complete', 'completeTask', 'Mark a to-do done (extension)', `By its assignee (any role) or an admin or owner. ${run}. A finished task is a 409; an approval is approved or rejected instead (409).`, 'done');
   finish('/v1/tasks/:id/approve', 'approveTask', 'Approve an approval (extension)', `By its assignee (any role) or an admin or owner. ${run} to its next step. A decided task is a 409.`, 'approve');
   finish('/v1/tasks/:id/reject', 'rejectTask', 'Reject an approval (extension)', 'By its assignee (any role) or an admin or owner. A run\'s approval rejected fails its run (`approval_rejected`). A decided task is a 409.', 'reject');
-  finish('/v1/tasks/:id/cancel', 'cancelTask', 'Cancel an open task (extension)', 'Member and above. A run\'s task cancelled fails its run (`task_cancelled`). A finished task is a 409.', 'cancel');
+  finish('/v1/tasks/:id/cancel', 'cancelTask', 'Cancel an open task (extension)', 'Member and above, or an editor or manager of the project. A run\'s task cancelled fails its run (`task_cancelled`). A finished task is a 409.', 'cancel');
 };

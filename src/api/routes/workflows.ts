@@ -28,7 +28,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
   });
 
   app.post('/v1/projects/:id/workflows', {
-    config: { auth: { resource: 'workflows', action: 'create' } },
+    config: { auth: { resource: 'workflows', action: 'create', project: 'project' } },
     schema: {
       tags,
       operationId: 'createWorkflow',
@@ -49,7 +49,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
   });
 
   app.put('/v1/workflows/:id', {
-    config: { auth: { resource: 'workflows', action: 'update' } },
+    config: { auth: { resource: 'workflows', action: 'update', project: 'workflow' } },
     schema: {
       tags,
       operationId: 'replaceWorkflow',
@@ -66,7 +66,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
   });
 
   app.delete('/v1/workflows/:id', {
-    config: { auth: { resource: 'workflows', action: 'delete' } },
+    config: { auth: { resource: 'workflows', action: 'delete', project: 'workflow' } },
     schema: {
       tags,
       operationId: 'deleteWorkflow',
@@ -83,7 +83,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
   });
 
   app.post('/v1/workflows/:id/runs', {
-    config: { auth: { resource: 'workflows', action: 'create' }, bodyOptional: true },
+    config: { auth: { resource: 'workflows', action: 'create', project: 'workflow' }, bodyOptional: true },
     preValidation: emptyBodyIsObject,
     schema: {
       tags,
@@ -117,7 +117,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
   });
 
   app.post('/v1/runs/:id/cancel', {
-    config: { auth: { resource: 'workflows', action: 'update' }, bodyOptional: true },
+    config: { auth: { resource: 'workflows', action: 'update', project: 'run' }, bodyOptional: true },
     preValidation: emptyBodyIsObject,
     schema: {
       tags,

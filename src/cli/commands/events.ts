@@ -1,8 +1,7 @@
-import { cliActor } from '../../services/access/actor.js';
 import { EVENT_TYPES } from '../../schemas/events.js';
-import { CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, required, type CommandGroup } from '../command.js';
+import { AS_OPTION, CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, type CommandGroup } from '../command.js';
 import { formatTable } from '../output.js';
-import { withContainer } from '../runtime.js';
+import { actingAs, withContainer } from '../runtime.js';
 
 export const eventsGroup: CommandGroup = {
   name: 'events',
@@ -15,12 +14,13 @@ export const eventsGroup: CommandGroup = {
       options: {
         org: ORG_OPTION,
         type: { type: 'string', value: 'TYPES', description: 'only events of these types, comma-separated' },
+        as: AS_OPTION,
         limit: LIMIT_OPTION,
         cursor: CURSOR_OPTION,
       },
       async run(input) {
-        const page = await withContainer(input, (c) =>
-          c.services.events.list(cliActor(required(input, 'org')), { type: input.options.type }, { limit: Number(input.options.limit ?? 20), cursor: input.options.cursor }),
+        const page = await withContainer(input, async (c) =>
+          c.services.events.list(await actingAs(c, input), { type: input.options.type }, { limit: Number(input.options.limit ?? 20), cursor: input.options.cursor }),
         );
         const events = page.items.map((text) => JSON.parse(text) as { id: string; type: string; created_at: string; data: unknown });
         return pageResult({ items: events, nextCursor: page.nextCursor }, formatTable(events, ['id', 'type', 'created_at']));

@@ -1,8 +1,8 @@
 import { cliActor } from '../../services/access/actor.js';
 import { readDueDate, type Task, type TaskResolution } from '../../services/workflows/tasks-service.js';
-import { CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, required, UsageError, type CommandGroup, type CommandResult } from '../command.js';
+import { AS_OPTION, CURSOR_OPTION, LIMIT_OPTION, ORG_OPTION, pageResult, required, UsageError, type CommandGroup, type CommandResult } from '../command.js';
 import { formatFields, formatTable } from '../output.js';
-import { withContainer } from '../runtime.js';
+import { actingAs, withContainer } from '../runtime.js';
 
 const TASK_ID = [{ name: 'TASK_ID', description: 'the task id (task_...)' }] as const;
 
@@ -46,13 +46,14 @@ export const taskGroup: CommandGroup = {
         assignee: { type: 'string', value: 'USER', description: 'only tasks assigned to this member (user_...)' },
         status: { type: 'string', value: 'STATUS', description: 'only tasks in this state', choices: ['open', 'done', 'cancelled'] },
         project: { type: 'string', value: 'PROJECT', description: 'only tasks of this project (proj_...)' },
+        as: AS_OPTION,
         limit: LIMIT_OPTION,
         cursor: CURSOR_OPTION,
       },
       async run(input) {
-        const page = await withContainer(input, (c) =>
+        const page = await withContainer(input, async (c) =>
           c.services.tasks.list(
-            cliActor(required(input, 'org')),
+            await actingAs(c, input),
             { assignee_id: input.options.assignee, status: input.options.status as Task['status'] | undefined, project_id: input.options.project },
             { limit: Number(input.options.limit ?? 20), cursor: input.options.cursor },
           ),

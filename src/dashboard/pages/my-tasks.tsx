@@ -69,7 +69,7 @@ export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const projectIds = [...new Set(mine.map((t) => t.project_id))];
     // At most one lookup per project of the (bounded) list, and one for every run; one deleted meanwhile is left out.
     const [projectNames, runs] = await Promise.all([
-      Promise.all(projectIds.map((id) => services.projects.get(page.actor.orgId, id).then((p) => [id, p.name] as const, () => null))),
+      Promise.all(projectIds.map((id) => services.projects.get(page.actor, id).then((p) => [id, p.name] as const, () => null))),
       services.runs.names(page.actor, mine.flatMap((t) => (t.run_id ? [t.run_id] : []))),
     ]);
     const projects = new Map(projectNames.filter((n) => n !== null));
@@ -122,7 +122,7 @@ export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       const message = task.status !== 'open' ? `this task is already ${task.status === 'done' ? 'done' : 'cancelled'}` : 'this task is not an approval: mark it done';
       return refused(reply, page, errors.conflict(message));
     }
-    const project = await services.projects.get(page.actor.orgId, task.project_id);
+    const project = await services.projects.get(page.actor, task.project_id);
     return sendPage(reply, <RejectView page={page} task={task} projectName={project.name} back={returnTo(request.query.back)} />);
   });
 
@@ -137,7 +137,7 @@ export const myTasksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       if (!(error instanceof DomainError) || error.status !== 400) return refused(reply, page, error);
       // A reason the service refuses (too long): the confirmation again, with what was typed.
       const task = await tasks.get(page.actor, taskId);
-      const project = await services.projects.get(page.actor.orgId, task.project_id);
+      const project = await services.projects.get(page.actor, task.project_id);
       const problems = formErrors(error, { reason: 'Reason' });
       return sendPage(reply, <RejectView page={page} task={task} projectName={project.name} back={returnTo(back)} reason={reason} errors={problems} />, 400);
     }

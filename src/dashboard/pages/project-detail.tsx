@@ -1,24 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { ProjectStatus } from '../../db/schema.js';
+import type { ProjectRole, ProjectStatus } from '../../db/schema.js';
 import { errors, type DomainError, type ErrorDetail } from '../../errors.js';
 import { sentence } from '../../lib/text.js';
 import { projectTakesNewWork } from '../../services/workflows/work-rules.js';
-import { canChange, isWritable } from '../../services/access/workspace.js';
-import type { UpdateProjectInput } from '../../services/projects/projects-service.js';
-import { type Project, UpdateProjectBody } from '../../schemas/projects.js';
+import { isWritable } from '../../services/access/workspace.js';
+import type { ProjectRights, UpdateProjectInput } from '../../services/projects/projects-service.js';
+import { type Collaborator, type Project, PROJECT_ROLES, UpdateProjectBody } from '../../schemas/projects.js';
 import { mayFinishTask, readDueDate, type Task } from '../../services/workflows/tasks-service.js';
 import { checkText } from '../../services/workflows/workflow-steps.js';
 import type { Workflow } from '../../services/workflows/workflows-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
-import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { assigneeOptions, authorizeProjectChange, offered } from '../project-rights.js';
 import { fieldMessage, validateAs } from '../form-validation.js';
 import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, CsrfField, Disclosure, Due, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
+import { collaboratorRoleId, CollaboratorsSection, PROJECT_ROLE_LABELS, type CollaboratorValues } from '../views/collaborators-section.js';
 
 const PROJECTS = '/dashboard/projects';
 const projectHref = (id: string) => `${PROJECTS}/${encodeURIComponent(id)}`;
@@ -40,6 +42,12 @@ const DeleteForm = FormBody({ confirm_name: FormText(1024) });
 const WorkflowForm = FormBody({ name: FormText(1024), description: FormText(40_000) });
 const TaskForm = FormBody({ title: FormText(1024), assignee_id: FormText(128), due_date: FormText(64) });
 const AssignForm = FormBody({ assignee_id: FormText(128) });
+const CollaboratorForm = FormBody({ user_id: FormText(128), role: FormText(16) });
+const RoleForm = FormBody({ role: FormText(16) });
+const VisibilityForm = FormBody({ visibility: FormText(16) });
+const CollaboratorParams = Type.Object({ id: Type.String({ maxLength: 128 }), user: Type.String({ maxLength: 128 }) });
+
+const COLLABORATOR_FIELDS = { user_id: { id: 'collaborator-person', label: 'Person' }, role: { id: 'collaborator-role', label: 'Project role' } };
 
 /** Field ids of the page's forms; the service's field names map onto them (several forms share a name). */
 const EDIT_FIELDS = { name: { id: 'name', label: 'Name' }, description: { id: 'description', label: 'Description' }, status: { id: 'status', label: 'Status' } };
@@ -79,9 +87,15 @@ interface TaskValues {
 
 interface ProjectData {
   project: Project;
+  /** What the person may do here (project-access), before the workspace's state is counted. */
+  rights: ProjectRights;
   workflows: Workflow[];
   tasks: Task[];
+  /** Who may be assigned the project's tasks (in a private project, those who can see it). */
   members: MemberOption[];
+  /** Everyone of the organisation, for "Add collaborator" (managers only; empty otherwise). */
+  people: MemberOption[];
+  collaborators: Collaborator[];
   /** "Run #3 of Customer shipment" for the tasks runs made. */
   runs: Map<string, string>;
 }
@@ -89,16 +103,20 @@ interface ProjectData {
 interface ProjectViewProps extends ProjectData {
   page: PageContext;
   errors?: readonly FormError[];
+  collaborator?: CollaboratorValues;
   edit?: EditValues;
   workflow?: WorkflowValues;
   task?: TaskValues;
 }
 
-function ProjectView({ page, project, workflows, tasks, members, runs, errors: problems = [], edit, workflow, task }: ProjectViewProps) {
+function ProjectView(props: ProjectViewProps) {
+  const { page, project, rights, workflows, tasks, members, runs, errors: problems = [], edit, workflow, task } = props;
   const { actor, csrf } = page;
-  // Only what the role, the workspace's state and the project's rules allow is offered; the services refuse the rest anyway.
-  const canWrite = canChange(actor, 'projects', 'update');
-  const canDelete = canChange(actor, 'projects', 'delete');
+  // Only what the person's rights on this project, the workspace's state and the project's rules allow is
+  // offered; the services refuse the rest anyway.
+  const allowed = offered(actor, rights);
+  const canWrite = allowed.write;
+  const canDelete = allowed.manage;
   const takesWork = projectTakesNewWork(project);
   const canAdd = canWrite && takesWork;
   const here = projectHref(project.id);
@@ -109,6 +127,10 @@ function ProjectView({ page, project, workflows, tasks, members, runs, errors: p
         <div>
           <dt>Status</dt>
           <dd>{STATUS_LABELS[project.status]}</dd>
+        </div>
+        <div>
+          <dt>Visibility</dt>
+          <dd>{project.visibility === 'private' ? <span class="badge private">Private</span> : `Everyone in ${page.viewer.organizationName}`}</dd>
         </div>
         <div>
           <dt>Created</dt>
@@ -159,14 +181,24 @@ function ProjectView({ page, project, workflows, tasks, members, runs, errors: p
         <h2 id="tasks-title">Tasks</h2>
         {canAdd ? <NewTaskForm projectId={project.id} csrf={csrf} members={members} values={task} errors={problems} open={isOpen('task-') || tasks.length === 0} /> : null}
         {/* Open work first; what is finished sits apart, folded, so a long history does not bury it. */}
-        <TasksTable page={page} projectId={project.id} tasks={tasks.filter((t) => t.status === 'open')} runs={runs} members={members} errors={problems} />
+        <TasksTable page={page} projectId={project.id} canAssign={canWrite} tasks={tasks.filter((t) => t.status === 'open')} runs={runs} members={members} errors={problems} />
         {tasks.some((t) => t.status !== 'open') ? (
           <details class="finished-tasks">
             <summary>Done and cancelled tasks ({tasks.filter((t) => t.status !== 'open').length.toLocaleString('en-GB')})</summary>
-            <TasksTable page={page} projectId={project.id} tasks={tasks.filter((t) => t.status !== 'open')} caption="Done and cancelled tasks" runs={runs} members={members} errors={problems} />
+            <TasksTable page={page} projectId={project.id} canAssign={canWrite} tasks={tasks.filter((t) => t.status !== 'open')} caption="Done and cancelled tasks" runs={runs} members={members} errors={problems} />
           </details>
         ) : null}
       </section>
+
+      <CollaboratorsSection
+        page={page}
+        project={project}
+        collaborators={props.collaborators}
+        people={props.people}
+        errors={problems}
+        values={props.collaborator}
+        canManage={allowed.manage}
+      />
     </Layout>
   );
 }
@@ -229,6 +261,7 @@ function NewWorkflowForm({ projectId, csrf, values, errors: problems, open }: { 
 interface TasksTableProps {
   page: PageContext;
   projectId: string;
+  canAssign: boolean;
   tasks: readonly Task[];
   /** The table's name: "Tasks" (open ones), or the finished ones apart. */
   caption?: string;
@@ -237,9 +270,8 @@ interface TasksTableProps {
   errors: readonly FormError[];
 }
 
-function TasksTable({ page, projectId, tasks, caption = 'Tasks', runs, members, errors: problems }: TasksTableProps) {
+function TasksTable({ page, projectId, canAssign, tasks, caption = 'Tasks', runs, members, errors: problems }: TasksTableProps) {
   const { actor, csrf } = page;
-  const canAssign = canChange(actor, 'tasks', 'update');
   const mayFinish = (t: Task) => mayFinishTask(actor, t) && isWritable(actor);
   const names = memberMap(members);
   const assigneeOptions = [{ value: '', label: 'Unassigned' }, ...members];
@@ -358,14 +390,16 @@ function DeleteProjectView({ page, project, typed, error }: { page: PageContext;
  */
 export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
   async function load(page: PageContext, projectId: string): Promise<ProjectData> {
-    const project = await services.projects.get(page.actor.orgId, projectId);
-    const [workflows, tasks, members] = await Promise.all([
+    const { project, rights } = await services.projects.withRights(page.actor, projectId);
+    const [workflows, tasks, members, collaborators, people] = await Promise.all([
       services.workflows.listForProject(page.actor, projectId),
       services.tasks.listForProject(page.actor, projectId),
-      memberOptions(services, page.actor),
+      assigneeOptions(services, page.actor, projectId),
+      services.collaborators.all(page.actor, projectId),
+      rights.manage ? memberOptions(services, page.actor) : Promise.resolve([]),
     ]);
     const runs = await services.runs.names(page.actor, tasks.flatMap((t) => (t.run_id ? [t.run_id] : [])));
-    return { project, workflows, tasks, members, runs };
+    return { project, rights, workflows, tasks, members, people, collaborators, runs };
   }
 
   /** The page again after a refused form: 400 / 409 here; 403, 404 and faults go to the error page. */
@@ -385,7 +419,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
     // A role without the form gets the 403 page whatever the form holds, as the API answers 403 before 400.
-    authorizeChange(page.actor, 'projects', 'update');
+    await authorizeProjectChange(services, page.actor, projectId, 'write');
     const edit: EditValues = { name: request.body.name ?? '', description: request.body.description ?? '', status: request.body.status ?? '' };
     try {
       // The API's body schema: "" clears the description, as it does through PUT /v1/projects/:id.
@@ -400,6 +434,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
   /** "Archive project" / "Unarchive project": one status change, said in a sentence. */
   async function setStatus(page: PageContext, id: string, reply: FastifyReply, status: 'archived' | 'active', done: string) {
     const projectId = pathId(id, 'project');
+    await authorizeProjectChange(services, page.actor, projectId, 'write');
     try {
       const saved = await services.projects.update(page.actor, projectId, { status });
       return seeOther(reply, projectHref(projectId), { notice: `Project "${saved.name}" ${done}.` });
@@ -419,15 +454,17 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
   app.get('/projects/:id/delete', { schema: { ...pageSchema(), params: ProjectParams } }, async (request, reply) => {
     const page = pageContext(request);
     // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
-    authorizeChange(page.actor, 'projects', 'delete');
-    const project = await services.projects.get(page.actor.orgId, pathId(request.params.id, 'project'));
+    const projectId = pathId(request.params.id, 'project');
+    await authorizeProjectChange(services, page.actor, projectId, 'manage');
+    const project = await services.projects.get(page.actor, projectId);
     return sendPage(reply, <DeleteProjectView page={page} project={project} />);
   });
 
   app.post('/projects/:id/delete', { schema: { hide: true, params: ProjectParams, body: DeleteForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    authorizeChange(page.actor, 'projects', 'delete');
-    const project = await services.projects.get(page.actor.orgId, pathId(request.params.id, 'project'));
+    const projectId = pathId(request.params.id, 'project');
+    await authorizeProjectChange(services, page.actor, projectId, 'manage');
+    const project = await services.projects.get(page.actor, projectId);
     const typed = request.body.confirm_name ?? '';
     // Typing the name is the confirmation: anything else deletes nothing.
     if (typed !== project.name) {
@@ -441,7 +478,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
   app.post('/projects/:id/workflows', { schema: { hide: true, params: ProjectParams, body: WorkflowForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
-    authorizeChange(page.actor, 'workflows', 'update');
+    await authorizeProjectChange(services, page.actor, projectId, 'write');
     const workflow: WorkflowValues = { name: request.body.name ?? '', description: request.body.description ?? '' };
     let created: Workflow;
     try {
@@ -455,7 +492,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
   app.post('/projects/:id/tasks', { schema: { hide: true, params: ProjectParams, body: TaskForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
-    authorizeChange(page.actor, 'tasks', 'update');
+    await authorizeProjectChange(services, page.actor, projectId, 'write');
     const task: TaskValues = { title: request.body.title ?? '', assignee_id: request.body.assignee_id ?? '', due_date: request.body.due_date ?? '' };
     try {
       const created = await services.tasks.create(page.actor, projectId, { title: task.title, assignee_id: task.assignee_id || null, due_at: readTaskForm(task) });
@@ -469,7 +506,7 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     const page = pageContext(request);
     const projectId = pathId(request.params.id, 'project');
     const taskId = pathId(request.params.task, 'task');
-    authorizeChange(page.actor, 'tasks', 'update');
+    await authorizeProjectChange(services, page.actor, projectId, 'write');
     // The task must be this project's: another project's id in this path names nothing here.
     const current = await services.tasks.get(page.actor, taskId);
     if (current.project_id !== projectId) throw errors.notFound('task');
@@ -482,7 +519,72 @@ export const projectDetailPages: FastifyPluginAsyncTypebox<AppDeps> = async (app
     const who = assigned.assignee_id ? (await services.users.names(page.actor.orgId, [assigned.assignee_id])).get(assigned.assignee_id) : null;
     return seeOther(reply, projectHref(projectId), { notice: who ? `Task "${assigned.title}" assigned to ${who}.` : `Task "${assigned.title}" unassigned.` });
   });
+
+  // DASHBOARD 13: collaborators and visibility, the project manager's (or an admin's or owner's).
+  app.post('/projects/:id/collaborators', { schema: { hide: true, params: ProjectParams, body: CollaboratorForm, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const projectId = pathId(request.params.id, 'project');
+    await authorizeProjectChange(services, page.actor, projectId, 'manage');
+    const values: CollaboratorValues = { user_id: request.body.user_id ?? '', role: request.body.role ?? '' };
+    try {
+      if (values.user_id === '') throw errors.validation([{ field: 'user_id', message: 'choose a person' }]);
+      const { collaborator, created } = await services.collaborators.put(page.actor, projectId, values.user_id, readProjectRole(values.role));
+      const who = collaborator.user.name ?? collaborator.user.email;
+      const role = PROJECT_ROLE_LABELS[collaborator.role];
+      return seeOther(reply, projectHref(projectId), { notice: created ? `${who} added as ${role}.` : `${who} is ${role} on this project.` });
+    } catch (error) {
+      return refused(page, projectId, reply, error, COLLABORATOR_FIELDS, { collaborator: values });
+    }
+  });
+
+  app.post('/projects/:id/collaborators/:user/role', { schema: { hide: true, params: CollaboratorParams, body: RoleForm, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const projectId = pathId(request.params.id, 'project');
+    const userId = pathId(request.params.user, 'user');
+    await authorizeProjectChange(services, page.actor, projectId, 'manage');
+    try {
+      const { collaborator } = await services.collaborators.put(page.actor, projectId, userId, readProjectRole(request.body.role ?? ''));
+      return seeOther(reply, projectHref(projectId), { notice: `${collaborator.user.name ?? collaborator.user.email} is ${PROJECT_ROLE_LABELS[collaborator.role]} on this project.` });
+    } catch (error) {
+      return refused(page, projectId, reply, error, { role: { id: collaboratorRoleId(userId), label: 'Project role' } }, {});
+    }
+  });
+
+  app.post('/projects/:id/collaborators/:user/remove', { schema: { hide: true, params: CollaboratorParams, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const projectId = pathId(request.params.id, 'project');
+    const userId = pathId(request.params.user, 'user');
+    await authorizeProjectChange(services, page.actor, projectId, 'manage');
+    const who = (await services.users.names(page.actor.orgId, [userId])).get(userId) ?? 'The collaborator';
+    try {
+      await services.collaborators.remove(page.actor, projectId, userId);
+    } catch (error) {
+      return refused(page, projectId, reply, error, {}, {});
+    }
+    return seeOther(reply, projectHref(projectId), { notice: `${who} removed from this project's collaborators.` });
+  });
+
+  app.post('/projects/:id/visibility', { schema: { hide: true, params: ProjectParams, body: VisibilityForm, response: htmlResponses } }, async (request, reply) => {
+    const page = pageContext(request);
+    const projectId = pathId(request.params.id, 'project');
+    await authorizeProjectChange(services, page.actor, projectId, 'manage');
+    const visibility = request.body.visibility === 'private' ? 'private' : request.body.visibility === 'organization' ? 'organization' : null;
+    try {
+      if (visibility === null) throw errors.validation([{ field: 'visibility', message: 'choose who sees the project' }]);
+      const saved = await services.projects.update(page.actor, projectId, { visibility });
+      const notice = saved.visibility === 'private' ? `Project "${saved.name}" is private: only its collaborators, admins and owners see it.` : `Project "${saved.name}" is visible to everyone in ${page.viewer.organizationName}.`;
+      return seeOther(reply, projectHref(projectId), { notice });
+    } catch (error) {
+      return refused(page, projectId, reply, error, { visibility: { id: 'visibility', label: 'Visibility' } }, {});
+    }
+  });
 };
+
+function readProjectRole(text: string): ProjectRole {
+  if ((PROJECT_ROLES as readonly string[]).includes(text)) return text as ProjectRole;
+  throw errors.validation([{ field: 'role', message: 'must be Viewer, Editor or Manager' }]);
+}
+
 
 /**
  * The new task's due time from the form, with the title checked at the same time so that both problems

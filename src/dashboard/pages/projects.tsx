@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { ProjectStatus } from '../../db/schema.js';
 import { canChange } from '../../services/access/workspace.js';
-import { type ProjectListItem, CreateProjectBody } from '../../schemas/projects.js';
+import { CreateProjectBody } from '../../schemas/projects.js';
+import type { ProjectSummary } from '../../services/projects/projects-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors, validateAs } from '../form-validation.js';
@@ -36,7 +37,7 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     query: { status?: ProjectStatus | undefined; cursor?: string | undefined },
     form: { values?: NewProjectValues; errors?: FormError[] } = {},
   ) {
-    const list = await services.projects.list(page.actor.orgId, { limit: PAGE_SIZE, cursor: query.cursor, status: query.status });
+    const list = await services.projects.list(page.actor, { limit: PAGE_SIZE, cursor: query.cursor, status: query.status });
     const filterSuffix = query.status ? `status=${query.status}&` : '';
     return (
       <Layout title="Projects" viewer={page.viewer} csrf={page.csrf} current="/dashboard/projects" errors={form.errors}>
@@ -97,13 +98,14 @@ export const projectPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
   });
 };
 
-function ProjectsTable({ items }: { items: ProjectListItem[] }) {
+function ProjectsTable({ items }: { items: ProjectSummary[] }) {
   return (
     <Table caption="Projects" captionHidden headers={['Name', 'Status', 'Created']} empty="No projects yet.">
       {items.map((p) => (
         <tr>
           <td>
             <a href={`/dashboard/projects/${encodeURIComponent(p.id)}`}>{p.name}</a>
+            {p.visibility === 'private' ? <span class="badge private">Private</span> : null}
           </td>
           <td>{STATUS_LABELS[p.status]}</td>
           <td>

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { projectTakesNewWork, workflowCanRun } from '../../services/workflows/work-rules.js';
-import { canChange, isWritable } from '../../services/access/workspace.js';
+import { isWritable } from '../../services/access/workspace.js';
+import { authorizeProjectChange, offered } from '../project-rights.js';
 import { isActiveRun } from '../../services/workflows/run-transitions.js';
 import { mayFinishTask } from '../../services/workflows/tasks-service.js';
 import { runName } from '../../services/shared/run-name.js';
@@ -9,7 +10,7 @@ import type { RunDetail, RunStep } from '../../services/workflows/runs-view.js';
 import { sentence } from '../../lib/text.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { memberLabel } from '../members-options.js';
-import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
 import { progressFragment, progressVersion } from '../progress.js';
 import { ActionForm, CsrfField, Table, Time, type FormError } from '../views/components.js';
@@ -92,16 +93,18 @@ interface RunViewProps {
   page: PageContext;
   run: RunDetail;
   members: ReadonlyMap<string, string>;
+  /** Whether the viewer may change the run's project's work now (their rights there, the workspace's state). */
+  canChange: boolean;
   /** "Run again" posts here: the workflow's run form, when the rules let this viewer start one. */
   runAgain: string | null;
   errors?: FormError[];
 }
 
-function RunView({ page, run, members, runAgain, errors: problems }: RunViewProps) {
+function RunView({ page, run, members, canChange, runAgain, errors: problems }: RunViewProps) {
   const active = isActiveRun(run);
   // DASHBOARD 10: a read-only workspace's runs do not advance; the page says so instead of promising progress.
   const paused = active && !isWritable(page.actor);
-  const canCancel = active && canChange(page.actor, 'workflows', 'update');
+  const canCancel = active && canChange;
   const progress = active && !paused ? { url: `${runHref(run.id)}/progress`, version: progressVersion(runState(run)) } : null;
   return (
     <Layout title={runName(run.number, run.workflow_name)} viewer={page.viewer} csrf={page.csrf} current={PROJECTS} errors={problems} progress={progress}>
@@ -171,10 +174,10 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
    * The workflow's run form when the run has finished and the viewer may start another now (role, workspace,
    * project, steps). An active run's page (reloaded as it progresses) reads nothing more.
    */
-  async function runAgain(page: PageContext, run: RunDetail): Promise<string | null> {
-    if (isActiveRun(run) || !canChange(page.actor, 'workflows', 'update')) return null;
+  async function runAgain(page: PageContext, run: RunDetail, canChange: boolean): Promise<string | null> {
+    if (isActiveRun(run) || !canChange) return null;
     try {
-      const [workflow, project] = await Promise.all([services.workflows.get(page.actor, run.workflow_id), services.projects.get(page.actor.orgId, run.project_id)]);
+      const [workflow, project] = await Promise.all([services.workflows.get(page.actor, run.workflow_id), services.projects.get(page.actor, run.project_id)]);
       return projectTakesNewWork(project) && workflowCanRun(workflow) ? `${workflowHref(run.project_id, run.workflow_id)}/run` : null;
     } catch {
       // The workflow (or its project) is gone: there is nothing to run again.
@@ -183,7 +186,9 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
   }
 
   async function runPage(page: PageContext, run: RunDetail, problems?: FormError[]) {
-    return <RunView page={page} run={run} members={await members(page, run)} runAgain={await runAgain(page, run)} errors={problems} />;
+    const { rights } = await services.projects.withRights(page.actor, run.project_id);
+    const canChange = offered(page.actor, rights).write;
+    return <RunView page={page} run={run} members={await members(page, run)} canChange={canChange} runAgain={await runAgain(page, run, canChange)} errors={problems} />;
   }
 
   app.get('/runs/:run', { schema: { ...pageSchema(), params: RunParams } }, async (request, reply) => {
@@ -200,8 +205,8 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
   app.get('/runs/:run/cancel', { schema: { ...pageSchema(), params: RunParams } }, async (request, reply) => {
     const page = pageContext(request);
     // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
-    authorizeChange(page.actor, 'workflows', 'update');
     const run = await runs.get(page.actor, pathId(request.params.run, 'run'));
+    await authorizeProjectChange(services, page.actor, run.project_id, 'write');
     if (!isActiveRun(run)) {
       const problems = [{ field: null, message: `This run has already finished (${RUN_STATUS_WORDS[run.status].toLowerCase()}); there is nothing to cancel.` }];
       return sendPage(reply, await runPage(page, run, problems), 409);

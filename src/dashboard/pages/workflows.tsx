@@ -8,11 +8,12 @@ import type { Run } from '../../services/workflows/runs-view.js';
 import { formatStepDuration, type StepInput } from '../../services/workflows/workflow-steps.js';
 import type { Workflow, WorkflowStep } from '../../services/workflows/workflows-service.js';
 import { projectTakesNewWork, workflowCanRun } from '../../services/workflows/work-rules.js';
-import { canChange } from '../../services/access/workspace.js';
 import { sentence } from '../../lib/text.js';
 import type { AppDeps } from '../../http/app-deps.js';
-import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
-import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
+import { memberLabel, memberMap, type MemberOption } from '../members-options.js';
+import { assigneeOptions, authorizeProjectChange, offered } from '../project-rights.js';
+import type { ProjectRights } from '../../services/projects/projects-service.js';
+import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ActionForm, CsrfField, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
@@ -147,6 +148,7 @@ function RunsTable({ runs, members }: { runs: readonly Run[]; members: ReadonlyM
 interface WorkflowViewProps {
   page: PageContext;
   project: Project;
+  rights: ProjectRights;
   workflow: Workflow;
   options: readonly MemberOption[];
   runs: PageResult<Run>;
@@ -159,9 +161,9 @@ interface WorkflowViewProps {
   errors?: readonly FormError[];
 }
 
-function WorkflowView({ page, project, workflow, options, runs, activeRun, cursor, maxSteps, stepForm = EMPTY_STEP, workflowForm, errors: problems = [] }: WorkflowViewProps) {
+function WorkflowView({ page, project, rights, workflow, options, runs, activeRun, cursor, maxSteps, stepForm = EMPTY_STEP, workflowForm, errors: problems = [] }: WorkflowViewProps) {
   // Only what the role, the workspace's state and the project's rules allow is offered; the services refuse the rest anyway.
-  const canWrite = canChange(page.actor, 'workflows', 'update');
+  const canWrite = offered(page.actor, rights).write;
   const takesWork = projectTakesNewWork(project);
   const runnable = workflowCanRun(workflow);
   const members = memberMap(options);
@@ -217,23 +219,29 @@ function WorkflowView({ page, project, workflow, options, runs, activeRun, curso
   );
 }
 
+interface Loaded {
+  project: Project;
+  rights: ProjectRights;
+  workflow: Workflow;
+}
+
 /** DASHBOARD 3 and 7: a workflow's steps and runs; members and above edit, run and delete it. */
 export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
   const workflows = services.workflows;
 
   /** The workflow at this address: a 404 page for a bad id, another organisation's, or another project's. */
-  async function load(page: PageContext, params: { id: string; wf: string }): Promise<{ project: Project; workflow: Workflow }> {
+  async function load(page: PageContext, params: { id: string; wf: string }): Promise<Loaded> {
     const projectId = pathId(params.id, 'project');
     const workflow = await workflows.get(page.actor, pathId(params.wf, 'workflow'));
     if (workflow.project_id !== projectId) throw errors.notFound('workflow');
-    const project = await services.projects.get(page.actor.orgId, projectId);
-    return { project, workflow };
+    const { project, rights } = await services.projects.withRights(page.actor, projectId);
+    return { project, rights, workflow };
   }
 
   /** The page as it stands, with whatever the request adds (a refused form's values and problems, a notice). */
-  async function view(page: PageContext, loaded: { project: Project; workflow: Workflow }, extra: Omit<WorkflowViewProps, 'page' | 'project' | 'workflow' | 'options' | 'runs' | 'activeRun' | 'maxSteps'> = {}) {
+  async function view(page: PageContext, loaded: Loaded, extra: Omit<WorkflowViewProps, 'page' | 'project' | 'rights' | 'workflow' | 'options' | 'runs' | 'activeRun' | 'maxSteps'> = {}) {
     const [options, runs, activeRun] = await Promise.all([
-      memberOptions(services, page.actor),
+      assigneeOptions(services, page.actor, loaded.project.id),
       workflows.listRuns(page.actor, loaded.workflow.id, { limit: RUNS_PAGE_SIZE, cursor: extra.cursor }),
       workflows.activeRun(page.actor, loaded.workflow.id),
     ]);
@@ -283,8 +291,8 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
 
   app.get('/projects/:id/workflows/:wf/steps/:step/edit', { schema: { ...pageSchema(), params: StepParams } }, async (request, reply) => {
     const page = pageContext(request);
-    authorizeChange(page.actor, 'workflows', 'update');
     const loaded = await load(page, request.params);
+    await authorizeProjectChange(services, page.actor, loaded.project.id, 'write');
     const { step, index } = stepOf(loaded.workflow, request.params.step);
     const values: StepFormValues = {
       type: step.type,
@@ -293,13 +301,13 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
       due_in: step.type === 'task' && step.due_in_ms !== null ? formatStepDuration(step.due_in_ms) : '',
       duration: step.type === 'wait' && step.duration_ms !== null ? formatStepDuration(step.duration_ms) : '',
     };
-    return sendPage(reply, <EditStepView page={page} {...loaded} step={step} index={index} options={await memberOptions(services, page.actor)} values={values} />);
+    return sendPage(reply, <EditStepView page={page} {...loaded} step={step} index={index} options={await assigneeOptions(services, page.actor, loaded.project.id)} values={values} />);
   });
 
   app.post('/projects/:id/workflows/:wf/steps/:step/edit', { schema: { hide: true, params: StepParams, body: AddStepForm, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    authorizeChange(page.actor, 'workflows', 'update');
     const loaded = await load(page, request.params);
+    await authorizeProjectChange(services, page.actor, loaded.project.id, 'write');
     const { step, index } = stepOf(loaded.workflow, request.params.step);
     const { type = '', title = '', assignee_id = '', due_in = '', duration = '' } = request.body;
     const values: StepFormValues = { type, title, assignee_id, due_in, duration };
@@ -308,7 +316,7 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
       saved = await workflows.replaceStep(page.actor, loaded.workflow.id, step.id, values);
     } catch (error) {
       const refusal = pageRefusal(reply, error, [400]);
-      const options = await memberOptions(services, page.actor);
+      const options = await assigneeOptions(services, page.actor, loaded.project.id);
       return sendPage(reply, <EditStepView page={page} {...loaded} step={step} index={index} options={options} values={values} errors={formErrors(refusal, STEP_LABELS)} />, 400);
     }
     return seeOther(reply, workflowHref(loaded.project.id, loaded.workflow.id), { notice: `${stepName(saved.steps[index]!, index)} saved.` });
@@ -361,8 +369,8 @@ export const workflowsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { 
   app.get('/projects/:id/workflows/:wf/delete', { schema: { ...pageSchema(), params: WorkflowParams } }, async (request, reply) => {
     const page = pageContext(request);
     // The page of an action the role (or a read-only workspace) cannot take answers 403, as the action itself would.
-    authorizeChange(page.actor, 'workflows', 'update');
     const loaded = await load(page, request.params);
+    await authorizeProjectChange(services, page.actor, loaded.project.id, 'write');
     const activeRun = await workflows.activeRun(page.actor, loaded.workflow.id);
     return sendPage(reply, <DeleteWorkflowView page={page} {...loaded} activeRun={activeRun} />);
   });

@@ -23,6 +23,7 @@ const PLAN = {
   stripe_events: ['id'],
   users: ['seq'],
   projects: ['seq'],
+  project_collaborators: ['seq'],
   workflows: ['seq'],
   workflow_runs: ['seq'],
   workflow_run_steps: ['run_id', 'position'],

@@ -16,6 +16,7 @@ import { deliveryControlMigration } from './013-delivery-control.js';
 import { accountSecurityMigration } from './014-account-security.js';
 import { singleSignOnMigration } from './015-single-sign-on.js';
 import { runNumbersMigration } from './016-run-numbers.js';
+import { projectCollaboratorsMigration } from './018-project-collaborators.js';
 import { signInReviewMigration } from './017-sign-in-review.js';
 
 /**
@@ -43,6 +44,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '015_single_sign_on': singleSignOnMigration(dialect),
         '016_run_numbers': runNumbersMigration(),
         '017_sign_in_review': signInReviewMigration(dialect),
+        '018_project_collaborators': projectCollaboratorsMigration(dialect),
       };
     },
   };

@@ -24,6 +24,7 @@ export const DELETION_STEPS = [
   { table: 'workflow_run_steps' },
   { table: 'tasks' },
   { table: 'workflows' },
+  { table: 'project_collaborators' },
   { table: 'projects' },
   { table: 'export_chunks' },
   { table: 'exports' },

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { DeliveryAttemptRow, DeliveryRow } from '../schema.js';
 import type { RepoContext } from './executor.js';
+import { deliveryVisibleTo } from './project-visibility.js';
 import { promoteNextRow } from './delivery-queue-repo.js';
 
 /** A delivery's place in its subscription's history: newest first by creation time, then by insertion. */
@@ -31,6 +32,8 @@ export interface HistoryQuery {
   position: HistoryPosition | null;
   /** The most rows of the index one page may examine when a filter is not served by an index. */
   scanLimit: number;
+  /** The person whose visibility applies (CONTRACT 15): deliveries of a hidden project's events are left out. */
+  viewer?: string | null | undefined;
 }
 
 export interface HistoryPage {
@@ -76,6 +79,7 @@ export function deliveriesRepository(ctx: RepoContext) {
       if (filter.to !== undefined) base = base.where('created_at', '<', filter.to);
       if (filter.deliveryId !== undefined) base = base.where('id', '=', filter.deliveryId);
       if (filter.eventId !== undefined) base = base.where('event_id', '=', filter.eventId);
+      if (query.viewer) base = base.where(deliveryVisibleTo(query.viewer));
       // A literal, not a parameter: only then may SQLite's planner use the partial index on those rows.
       const indexed = filter.state === 'failed' || filter.state === 'cancelled' ? filter.state : null;
       if (indexed !== null) base = base.where('status', '=', sql.lit(indexed));

@@ -2,11 +2,15 @@ import { sql, type Compilable, type RawBuilder } from 'kysely';
 import type { DeliveryRow, EventRow } from '../schema.js';
 import type { Executor, RepoContext } from './executor.js';
 import { prepared, readQuery } from './prepared.js';
+import { eventVisibleTo } from './project-visibility.js';
 
 // Every create, update and delete records one (compiled once: prepared.ts).
-const insertEventRow = prepared(6, (db, id: string, orgId: string, type: string, body: string, occurredAt: number, traceParent: string | null) =>
-  db.insertInto('events').values({ id, org_id: orgId, type, body, occurred_at: occurredAt, trace_parent: traceParent }),
+const insertEventRow = prepared(7, (db, id: string, orgId: string, type: string, body: string, occurredAt: number, traceParent: string | null, projectId: string | null) =>
+  db.insertInto('events').values({ id, org_id: orgId, type, body, occurred_at: occurredAt, trace_parent: traceParent, project_id: projectId }),
 );
+
+/** An event as written: the columns with defaults (`test`, `restricted`) are the database's. */
+type NewEvent = Omit<EventRow, 'seq' | 'test' | 'restricted'>;
 
 const raw = <R>(db: Executor, query: RawBuilder<R>): Compilable<R> => ({ compile: () => query.compile(db) });
 
@@ -30,12 +34,12 @@ const fifoFlag = sql`case when w_ordering = 'fifo' then 1 else 0 end`;
  * from the caller (newId, as every id); a subscription past the ids given is returned in `overflow`.
  */
 const recordPostgres = prepared(
-  7,
-  (db, id: string, orgId: string, type: string, body: string, occurredAt: number, deliveryIds: string[], traceParent: string | null) =>
+  8,
+  (db, id: string, orgId: string, type: string, body: string, occurredAt: number, deliveryIds: string[], traceParent: string | null, projectId: string | null) =>
     raw(
       db,
       sql<{ matched: number; overflow: string[] | null }>`with inserted_event as (
-  insert into events (id, org_id, type, body, occurred_at, trace_parent) values (${id}, ${orgId}, ${type}, ${body}, ${occurredAt}, ${traceParent})
+  insert into events (id, org_id, type, body, occurred_at, trace_parent, project_id) values (${id}, ${orgId}, ${type}, ${body}, ${occurredAt}, ${traceParent}, ${projectId})
 ), listening as (
   select id, seq, status, ordering from webhooks where org_id = ${orgId} and events::jsonb ? ${type} for share
 ), numbered as (
@@ -97,7 +101,7 @@ type NewDelivery = Omit<DeliveryRow, 'seq' | 'replay_requested_at' | 'fifo'> & {
 export function eventsRepository(ctx: RepoContext) {
   const { db } = ctx;
 
-  function pendingDelivery(event: Omit<EventRow, 'seq' | 'test'>, deliveryId: string, webhookId: string, active: boolean): NewDelivery {
+  function pendingDelivery(event: NewEvent, deliveryId: string, webhookId: string, active: boolean): NewDelivery {
     return {
       id: deliveryId,
       org_id: event.org_id,
@@ -120,7 +124,7 @@ export function eventsRepository(ctx: RepoContext) {
   }
 
   /** Subscriptions beyond the ids generated up front (rare: see listenerHints). */
-  async function insertMore(event: Omit<EventRow, 'seq' | 'test'>, webhookIds: string[], newDeliveryId: () => string): Promise<void> {
+  async function insertMore(event: NewEvent, webhookIds: string[], newDeliveryId: () => string): Promise<void> {
     if (webhookIds.length === 0) return;
     const rows = await db.selectFrom('webhooks').select(['id', 'status', 'ordering']).where('org_id', '=', event.org_id).where('id', 'in', webhookIds).execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -150,18 +154,18 @@ export function eventsRepository(ctx: RepoContext) {
      * Called inside the caller's transaction, so all of it commits or rolls back with the change. The event
      * keeps the trace context the unit of work began in (store.ts), for its deliveries.
      */
-    async insertEvent(input: Omit<EventRow, 'seq' | 'trace_parent' | 'test'>, newDeliveryId: () => string): Promise<number> {
-      const event: Omit<EventRow, 'seq' | 'test'> = { ...input, trace_parent: ctx.unit?.traceParent ?? null };
+    async insertEvent(input: Omit<NewEvent, 'trace_parent'>, newDeliveryId: () => string): Promise<number> {
+      const event: NewEvent = { ...input, trace_parent: ctx.unit?.traceParent ?? null };
       const key = hintKey(event.org_id, event.type);
       const ids = Array.from({ length: (listenerHints.get(key) ?? 0) + (ctx.dialect === 'sqlite' ? 1 : 0) }, newDeliveryId);
       let deliveries: number;
       if (ctx.dialect === 'postgres') {
-        const result = await recordPostgres.first(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, ids, event.trace_parent);
+        const result = await recordPostgres.first(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, ids, event.trace_parent, event.project_id);
         if (!result) throw new Error('recording an event returned no row');
         deliveries = result.matched;
         await insertMore(event, result.overflow ?? [], newDeliveryId);
       } else {
-        await insertEventRow.all(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, event.trace_parent);
+        await insertEventRow.all(ctx, event.id, event.org_id, event.type, event.body, event.occurred_at, event.trace_parent, event.project_id);
         deliveries = (await fanOutSqlite.all(ctx, event.org_id, event.id, event.type, event.occurred_at, JSON.stringify(ids))).length;
         // One id more than the hint is given, so a full batch means there may be more listeners.
         if (deliveries === ids.length) {
@@ -179,15 +183,23 @@ export function eventsRepository(ctx: RepoContext) {
      * A test event (POST /v1/webhooks/:id/test): its event row and one pending delivery to the one
      * subscription, marked `test`, with no fan-out to the organisation's other subscriptions.
      */
-    async insertTestEvent(input: Omit<EventRow, 'seq' | 'trace_parent' | 'test'>, deliveryId: string, webhookId: string): Promise<void> {
-      const event = { ...input, trace_parent: ctx.unit?.traceParent ?? null };
+    async insertTestEvent(input: Omit<NewEvent, 'trace_parent' | 'project_id'>, deliveryId: string, webhookId: string): Promise<void> {
+      const event: NewEvent = { ...input, trace_parent: ctx.unit?.traceParent ?? null, project_id: null };
       await db.insertInto('events').values({ ...event, test: 1 }).execute();
       await db.insertInto('deliveries').values({ ...pendingDelivery(event, deliveryId, webhookId, true), test: 1 }).execute();
       if (ctx.unit) ctx.unit.workCreated += 1;
     },
 
-    async findEvent(orgId: string, eventId: string): Promise<EventRow | undefined> {
-      return db.selectFrom('events').selectAll().where('org_id', '=', orgId).where('id', '=', eventId).executeTakeFirst();
+    /** An event by id; with a viewer (CONTRACT 15), only one they may see. */
+    async findEvent(orgId: string, eventId: string, viewer: string | null = null): Promise<EventRow | undefined> {
+      let query = db.selectFrom('events').selectAll().where('org_id', '=', orgId).where('id', '=', eventId);
+      if (viewer !== null) query = query.where(eventVisibleTo(viewer));
+      return query.executeTakeFirst();
+    },
+
+    /** A private project was deleted: its events become the admins' and owners' alone. */
+    async restrictProject(orgId: string, projectId: string): Promise<void> {
+      await db.updateTable('events').set({ restricted: 1 }).where('org_id', '=', orgId).where('project_id', '=', projectId).execute();
     },
 
     /**
@@ -196,7 +208,7 @@ export function eventsRepository(ctx: RepoContext) {
      */
     async page(
       orgId: string,
-      filter: { since: number; types?: readonly string[] | undefined },
+      filter: { since: number; types?: readonly string[] | undefined; viewer?: string | null | undefined },
       limit: number,
       beforeSeq: number | null,
     ): Promise<Pick<EventRow, 'seq' | 'id' | 'type' | 'body' | 'occurred_at'>[]> {
@@ -209,6 +221,7 @@ export function eventsRepository(ctx: RepoContext) {
         .where('test', '=', 0)
         .where(sql<number>`occurred_at + 0`, '>=', filter.since);
       if (filter.types !== undefined) query = query.where('type', 'in', filter.types);
+      if (filter.viewer) query = query.where(eventVisibleTo(filter.viewer));
       if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
       return readQuery(ctx, query.orderBy('seq', 'desc').limit(limit));
     },

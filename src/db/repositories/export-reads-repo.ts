@@ -3,9 +3,9 @@ import type { DB, DeliveryAttemptRow, RunStepRow, TaskRow } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
 /** The tables an export walks, each by its `seq`. */
-export type ExportTable = 'projects' | 'users' | 'api_keys' | 'webhooks' | 'workflows' | 'workflow_runs' | 'tasks' | 'deliveries' | 'audit_log';
+export type ExportTable = 'projects' | 'project_collaborators' | 'users' | 'api_keys' | 'webhooks' | 'workflows' | 'workflow_runs' | 'tasks' | 'deliveries' | 'audit_log';
 
-export const EXPORT_TABLES: readonly ExportTable[] = ['projects', 'users', 'api_keys', 'webhooks', 'workflows', 'workflow_runs', 'tasks', 'deliveries', 'audit_log'];
+export const EXPORT_TABLES: readonly ExportTable[] = ['projects', 'project_collaborators', 'users', 'api_keys', 'webhooks', 'workflows', 'workflow_runs', 'tasks', 'deliveries', 'audit_log'];
 
 export type ExportTableRow<T extends ExportTable> = Selectable<DB[T]>;
 

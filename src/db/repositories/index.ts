@@ -1,5 +1,6 @@
 import { apiKeysRepository } from './api-keys-repo.js';
 import { auditRepository } from './audit-repo.js';
+import { collaboratorsRepository } from './collaborators-repo.js';
 import { authTokensRepository } from './auth-tokens-repo.js';
 import { deletionRepository } from './deletion-repo.js';
 import { deliveriesRepository } from './delivery-history-repo.js';
@@ -33,6 +34,7 @@ export function createRepositories(ctx: RepoContext) {
     users: usersRepository(ctx),
     apiKeys: apiKeysRepository(ctx),
     projects: projectsRepository(ctx),
+    collaborators: collaboratorsRepository(ctx),
     webhooks: webhooksRepository(ctx),
     workflows: workflowsRepository(ctx),
     tasks: tasksRepository(ctx),

@@ -1,4 +1,5 @@
 import { sql, type Updateable } from 'kysely';
+import { projectVisibleTo } from './project-visibility.js';
 import type { OrganizationRow, OrganizationsTable, OrgState, Workspace } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
@@ -75,11 +76,13 @@ export function organizationsRepository(ctx: RepoContext) {
     },
 
     /** The overview's figures, one round trip. */
-    async counts(orgId: string): Promise<{ projects: number; members: number; webhooks: number }> {
+    /** The overview's counts; with a viewer (CONTRACT 15), only the projects they may see are counted. */
+    async counts(orgId: string, viewer: string | null = null): Promise<{ projects: number; members: number; webhooks: number }> {
       const count = (table: 'projects' | 'users' | 'webhooks') =>
         db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId);
+      const projects = viewer === null ? count('projects') : count('projects').where(projectVisibleTo(viewer));
       const row = await db
-        .selectNoFrom(() => [count('projects').as('projects'), count('users').as('members'), count('webhooks').as('webhooks')])
+        .selectNoFrom(() => [projects.as('projects'), count('users').as('members'), count('webhooks').as('webhooks')])
         .executeTakeFirstOrThrow();
       return { projects: Number(row.projects), members: Number(row.members), webhooks: Number(row.webhooks) };
     },

@@ -1,24 +1,25 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { SqlDialect } from '../dialect.js';
-import type { ProjectRow, ProjectStatus, ProjectUpdate } from '../schema.js';
+import type { ProjectRole, ProjectRow, ProjectStatus, ProjectUpdate, ProjectVisibility } from '../schema.js';
+import { projectVisibleTo } from './project-visibility.js';
 import { runsRepository } from './runs-repo.js';
 import { toPage, type Executor, type Page, type RepoContext } from './executor.js';
 import { prepared, type PreparedQuery } from './prepared.js';
 
 /** What a list page needs: the list item's fields and the keyset position. */
-export type ProjectListRow = Pick<ProjectRow, 'seq' | 'id' | 'name' | 'status' | 'created_at'>;
+export type ProjectListRow = Pick<ProjectRow, 'seq' | 'id' | 'name' | 'status' | 'visibility' | 'created_at'>;
 
 // Listed, not `*`: on PostgreSQL these are named prepared statements (pg-prepared.ts), and a column added
 // by a later migration must not change the result type of a statement a running process has prepared.
-const PROJECT_COLUMNS = ['seq', 'id', 'org_id', 'name', 'description', 'status', 'created_at', 'updated_at'] as const satisfies readonly (keyof ProjectRow)[];
+const PROJECT_COLUMNS = ['seq', 'id', 'org_id', 'name', 'description', 'status', 'visibility', 'created_at', 'updated_at'] as const satisfies readonly (keyof ProjectRow)[];
 
 // The API's hot paths, compiled once (prepared.ts); one prepared query per shape of the list query.
 const insertProject = prepared(
-  7,
-  (db, id: string, orgId: string, name: string, description: string | null, status: ProjectStatus, createdAt: number, updatedAt: number) =>
+  8,
+  (db, id: string, orgId: string, name: string, description: string | null, status: ProjectStatus, visibility: ProjectVisibility, createdAt: number, updatedAt: number) =>
     db
       .insertInto('projects')
-      .values({ id, org_id: orgId, name, description, status, created_at: createdAt, updated_at: updatedAt })
+      .values({ id, org_id: orgId, name, description, status, visibility, created_at: createdAt, updated_at: updatedAt })
       .returning(PROJECT_COLUMNS),
 );
 
@@ -26,7 +27,7 @@ const projectById = prepared(2, (db, orgId: string, projectId: string) =>
   db.selectFrom('projects').select(PROJECT_COLUMNS).where('org_id', '=', orgId).where('id', '=', projectId),
 );
 
-const LIST_COLUMNS = ['seq', 'id', 'name', 'status', 'created_at'] as const;
+const LIST_COLUMNS = ['seq', 'id', 'name', 'status', 'visibility', 'created_at'] as const;
 
 /**
  * The page size. On PostgreSQL it is written `LIMIT (SELECT $n)`: the planner cannot see through the
@@ -39,48 +40,62 @@ const LIST_COLUMNS = ['seq', 'id', 'name', 'status', 'created_at'] as const;
 type PageLimit = number | RawBuilder<number>;
 const pgLimit = (fetch: number): PageLimit => sql<number>`(select cast(${fetch} as bigint))`;
 
-const listFirstQuery = (db: Executor, orgId: string, limit: PageLimit) =>
-  db.selectFrom('projects').select(LIST_COLUMNS).where('org_id', '=', orgId).orderBy('seq', 'desc').limit(limit);
-const listAfterQuery = (db: Executor, orgId: string, beforeSeq: number, limit: PageLimit) =>
-  db.selectFrom('projects').select(LIST_COLUMNS).where('org_id', '=', orgId).where('seq', '<', beforeSeq).orderBy('seq', 'desc').limit(limit);
-const listByStatusFirstQuery = (db: Executor, orgId: string, status: ProjectStatus, limit: PageLimit) =>
-  db.selectFrom('projects').select(LIST_COLUMNS).where('org_id', '=', orgId).where('status', '=', status).orderBy('seq', 'desc').limit(limit);
-const listByStatusAfterQuery = (db: Executor, orgId: string, status: ProjectStatus, beforeSeq: number, limit: PageLimit) =>
+/** What a list page filters on; each combination is one prepared query. */
+export interface ProjectListFilter {
+  status: ProjectStatus | null;
+  visibility: ProjectVisibility | null;
+  /** The person whose visibility applies (CONTRACT 15); null for those who see every project. */
+  viewer: string | null;
+}
+
+type ListArgs = unknown[];
+
+/**
+ * One prepared query per shape of the list: which of status, visibility, viewer and cursor are given. The
+ * arguments come in that order, then the page size; a viewer adds the visibility predicate, which the
+ * backward scan of (org_id, seq) checks row by row until the page is full (docs/benchmarks.md, issue 43).
+ */
+const listQueries = new Map<string, PreparedQuery<ListArgs, ProjectListRow>>();
+
+function listQuery(dialect: SqlDialect, filter: ProjectListFilter, after: boolean): PreparedQuery<ListArgs, ProjectListRow> {
+  const shape = { status: filter.status !== null, visibility: filter.visibility !== null, viewer: filter.viewer !== null, after };
+  const key = `${dialect}:${shape.status ? 's' : ''}${shape.visibility ? 'v' : ''}${shape.viewer ? 'w' : ''}${after ? 'a' : ''}`;
+  let query = listQueries.get(key);
+  if (!query) {
+    const arity = 2 + Number(shape.status) + Number(shape.visibility) + Number(shape.viewer) + Number(after);
+    query = prepared(arity, (db: Executor, ...args: ListArgs) => {
+      let i = 0;
+      let q = db.selectFrom('projects').select(LIST_COLUMNS).where('org_id', '=', args[i++] as string);
+      if (shape.status) q = q.where('status', '=', args[i++] as ProjectStatus);
+      if (shape.visibility) q = q.where('visibility', '=', args[i++] as ProjectVisibility);
+      if (shape.viewer) q = q.where(projectVisibleTo(args[i++] as string));
+      if (after) q = q.where('seq', '<', args[i++] as number);
+      const fetch = args[i++] as number;
+      return q.orderBy('seq', 'desc').limit(dialect === 'postgres' ? pgLimit(fetch) : fetch);
+    });
+    listQueries.set(key, query);
+  }
+  return query;
+}
+
+/** A project with the viewer's own role on it, if they are a collaborator. */
+export type ProjectWithRole = ProjectRow & { project_role: ProjectRole | null };
+
+const projectWithRole = prepared(3, (db, orgId: string, projectId: string, userId: string) =>
   db
     .selectFrom('projects')
-    .select(LIST_COLUMNS)
-    .where('org_id', '=', orgId)
-    .where('status', '=', status)
-    .where('seq', '<', beforeSeq)
-    .orderBy('seq', 'desc')
-    .limit(limit);
-
-const listFirst: Record<SqlDialect, PreparedQuery<[string, number], ProjectListRow>> = {
-  sqlite: prepared(2, (db, orgId: string, fetch: number) => listFirstQuery(db, orgId, fetch)),
-  postgres: prepared(2, (db, orgId: string, fetch: number) => listFirstQuery(db, orgId, pgLimit(fetch))),
-};
-const listAfter: Record<SqlDialect, PreparedQuery<[string, number, number], ProjectListRow>> = {
-  sqlite: prepared(3, (db, orgId: string, beforeSeq: number, fetch: number) => listAfterQuery(db, orgId, beforeSeq, fetch)),
-  postgres: prepared(3, (db, orgId: string, beforeSeq: number, fetch: number) => listAfterQuery(db, orgId, beforeSeq, pgLimit(fetch))),
-};
-const listByStatusFirst: Record<SqlDialect, PreparedQuery<[string, ProjectStatus, number], ProjectListRow>> = {
-  sqlite: prepared(3, (db, orgId: string, status: ProjectStatus, fetch: number) => listByStatusFirstQuery(db, orgId, status, fetch)),
-  postgres: prepared(3, (db, orgId: string, status: ProjectStatus, fetch: number) => listByStatusFirstQuery(db, orgId, status, pgLimit(fetch))),
-};
-const listByStatusAfter: Record<SqlDialect, PreparedQuery<[string, ProjectStatus, number, number], ProjectListRow>> = {
-  sqlite: prepared(4, (db, orgId: string, status: ProjectStatus, beforeSeq: number, fetch: number) =>
-    listByStatusAfterQuery(db, orgId, status, beforeSeq, fetch),
-  ),
-  postgres: prepared(4, (db, orgId: string, status: ProjectStatus, beforeSeq: number, fetch: number) =>
-    listByStatusAfterQuery(db, orgId, status, beforeSeq, pgLimit(fetch)),
-  ),
-};
+    .leftJoin('project_collaborators as pc', (join) => join.onRef('pc.project_id', '=', 'projects.id').on('pc.user_id', '=', userId))
+    .select([...PROJECT_COLUMNS.map((c) => `projects.${c}` as const), 'pc.role as project_role'])
+    .where('projects.org_id', '=', orgId)
+    .where('projects.id', '=', projectId),
+);
 
 export function projectsRepository(ctx: RepoContext) {
   const { db } = ctx;
   return {
-    async insert(row: Omit<ProjectRow, 'seq'>): Promise<ProjectRow> {
-      const inserted = await insertProject.first(ctx, row.id, row.org_id, row.name, row.description, row.status, row.created_at, row.updated_at);
+    async insert(row: Omit<ProjectRow, 'seq' | 'visibility'> & { visibility?: ProjectVisibility }): Promise<ProjectRow> {
+      const visibility = row.visibility ?? 'organization';
+      const inserted = await insertProject.first(ctx, row.id, row.org_id, row.name, row.description, row.status, visibility, row.created_at, row.updated_at);
       if (!inserted) throw new Error('insert into projects returned no row');
       return inserted;
     },
@@ -89,17 +104,27 @@ export function projectsRepository(ctx: RepoContext) {
       return projectById.first(ctx, orgId, projectId);
     },
 
-    async list(orgId: string, limit: number, beforeSeq: number | null, status: ProjectStatus | null): Promise<Page<ProjectListRow>> {
-      const fetch = limit + 1;
-      const rows =
-        status === null
-          ? beforeSeq === null
-            ? await listFirst[ctx.dialect].all(ctx, orgId, fetch)
-            : await listAfter[ctx.dialect].all(ctx, orgId, beforeSeq, fetch)
-          : beforeSeq === null
-            ? await listByStatusFirst[ctx.dialect].all(ctx, orgId, status, fetch)
-            : await listByStatusAfter[ctx.dialect].all(ctx, orgId, status, beforeSeq, fetch);
+    /** A project and the user's own project role on it (null: not a collaborator), in one read. */
+    findWithRole(orgId: string, projectId: string, userId: string): Promise<ProjectWithRole | undefined> {
+      return projectWithRole.first(ctx, orgId, projectId, userId) as Promise<ProjectWithRole | undefined>;
+    },
+
+    async list(orgId: string, limit: number, beforeSeq: number | null, filter: ProjectListFilter): Promise<Page<ProjectListRow>> {
+      const args: unknown[] = [orgId];
+      if (filter.status !== null) args.push(filter.status);
+      if (filter.visibility !== null) args.push(filter.visibility);
+      if (filter.viewer !== null) args.push(filter.viewer);
+      if (beforeSeq !== null) args.push(beforeSeq);
+      args.push(limit + 1);
+      const rows = await listQuery(ctx.dialect, filter, beforeSeq !== null).all(ctx, ...args);
       return toPage(rows, limit);
+    },
+
+    /** The projects a person may see, by name, for pickers (the dashboard's selects); bounded. */
+    async visibleNames(orgId: string, viewer: string | null, limit: number): Promise<Pick<ProjectRow, 'id' | 'name' | 'visibility'>[]> {
+      let query = db.selectFrom('projects').select(['id', 'name', 'visibility']).where('org_id', '=', orgId);
+      if (viewer !== null) query = query.where(projectVisibleTo(viewer));
+      return query.orderBy('seq', 'desc').limit(limit).execute();
     },
 
     async update(orgId: string, projectId: string, changes: ProjectUpdate): Promise<ProjectRow | undefined> {
@@ -117,6 +142,7 @@ export function projectsRepository(ctx: RepoContext) {
       await runsRepository(ctx).deleteWhere(orgId, { projectId });
       await db.deleteFrom('tasks').where('org_id', '=', orgId).where('project_id', '=', projectId).execute();
       await db.deleteFrom('workflows').where('org_id', '=', orgId).where('project_id', '=', projectId).execute();
+      await db.deleteFrom('project_collaborators').where('org_id', '=', orgId).where('project_id', '=', projectId).execute();
       const result = await db
         .deleteFrom('projects')
         .where('org_id', '=', orgId)

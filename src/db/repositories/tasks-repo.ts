@@ -2,6 +2,7 @@ import { sql, type Updateable } from 'kysely';
 import type { TaskRow, TasksTable } from '../schema.js';
 import type { RepoContext } from './executor.js';
 import { readQuery } from './prepared.js';
+import { underVisibleProject } from './project-visibility.js';
 
 export type { TaskRow };
 
@@ -9,6 +10,8 @@ export interface TaskFilter {
   assigneeId?: string | undefined;
   projectId?: string | undefined;
   status?: TaskRow['status'] | undefined;
+  /** The person whose visibility applies (CONTRACT 15); absent or null for those who see every project. */
+  viewer?: string | null | undefined;
 }
 
 // Listed, not `*`: a column added by a later migration must not change the rows a prepared text returns.
@@ -57,14 +60,15 @@ export function tasksRepository(ctx: RepoContext) {
     },
 
     /** How many open tasks a user has, and how many of them are past due (the overview's "Your tasks"). */
-    async countOpenForAssignee(orgId: string, userId: string, now: number): Promise<{ open: number; overdue: number }> {
-      const row = await db
+    async countOpenForAssignee(orgId: string, userId: string, now: number, viewer: string | null): Promise<{ open: number; overdue: number }> {
+      let query = db
         .selectFrom('tasks')
         .select((eb) => [eb.fn.countAll<number | string>().as('open'), eb.fn.sum<number | string | null>(sql`CASE WHEN due_at < ${now} THEN 1 ELSE 0 END`).as('overdue')])
         .where('org_id', '=', orgId)
         .where('assignee_id', '=', userId)
-        .where('status', '=', 'open')
-        .executeTakeFirstOrThrow();
+        .where('status', '=', 'open');
+      if (viewer !== null) query = query.where(underVisibleProject('tasks.project_id', viewer));
+      const row = await query.executeTakeFirstOrThrow();
       return { open: Number(row.open), overdue: Number(row.overdue ?? 0) };
     },
 
@@ -72,13 +76,10 @@ export function tasksRepository(ctx: RepoContext) {
      * A user's open tasks as My tasks lists them (DASHBOARD 1): by due date, so overdue ones come first, then
      * those without one; oldest first within each (tasks_assignee_idx finds them; a person's open tasks are few).
      */
-    async listOpenForAssignee(orgId: string, userId: string, limit: number): Promise<TaskRow[]> {
-      return db
-        .selectFrom('tasks')
-        .selectAll()
-        .where('org_id', '=', orgId)
-        .where('assignee_id', '=', userId)
-        .where('status', '=', 'open')
+    async listOpenForAssignee(orgId: string, userId: string, limit: number, viewer: string | null): Promise<TaskRow[]> {
+      let query = db.selectFrom('tasks').selectAll().where('org_id', '=', orgId).where('assignee_id', '=', userId).where('status', '=', 'open');
+      if (viewer !== null) query = query.where(underVisibleProject('tasks.project_id', viewer));
+      return query
         .orderBy(sql`CASE WHEN due_at IS NULL THEN 1 ELSE 0 END`)
         .orderBy('due_at')
         .orderBy('seq')
@@ -92,6 +93,7 @@ export function tasksRepository(ctx: RepoContext) {
       if (filter.assigneeId !== undefined) query = query.where('assignee_id', '=', filter.assigneeId);
       if (filter.projectId !== undefined) query = query.where('project_id', '=', filter.projectId);
       if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+      if (filter.viewer) query = query.where(underVisibleProject('tasks.project_id', filter.viewer));
       if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
       return readQuery(ctx, query.orderBy('seq', 'desc').limit(limit));
     },
@@ -120,6 +122,33 @@ export function tasksRepository(ctx: RepoContext) {
         .where('assignee_id', '=', userId)
         .where('status', '=', 'open')
         .execute();
+    },
+
+    /** The users named by a project's open tasks (the check before it goes private). */
+    async openAssignees(orgId: string, projectId: string): Promise<string[]> {
+      const rows = await db
+        .selectFrom('tasks')
+        .select('assignee_id')
+        .distinct()
+        .where('org_id', '=', orgId)
+        .where('project_id', '=', projectId)
+        .where('status', '=', 'open')
+        .where('assignee_id', 'is not', null)
+        .execute();
+      return rows.map((r) => r.assignee_id!);
+    },
+
+    /** A collaborator leaves a private project: their open tasks there become unassigned (no event). */
+    async unassignUserInProject(orgId: string, projectId: string, userId: string, at: number): Promise<number> {
+      const result = await db
+        .updateTable('tasks')
+        .set({ assignee_id: null, updated_at: at })
+        .where('org_id', '=', orgId)
+        .where('project_id', '=', projectId)
+        .where('assignee_id', '=', userId)
+        .where('status', '=', 'open')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
     },
 
     /** Tasks of finished runs outlive a deleted workflow as plain tasks. */

@@ -68,6 +68,12 @@ export function usersRepository({ db }: RepoContext) {
       return db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('status', '=', 'active' satisfies UserStatus).orderBy('seq').execute();
     },
 
+    /** The ids of the users (active or invited) who hold one of `roles`. */
+    async idsWithRoles(orgId: string, roles: readonly Role[]): Promise<string[]> {
+      const rows = await db.selectFrom('users').select('id').where('org_id', '=', orgId).where('role', 'in', [...roles]).execute();
+      return rows.map((r) => r.id);
+    },
+
     /** Active owners and admins: who hears about the organisation's webhooks (CONTRACT 11). */
     async findActiveAdmins(orgId: string): Promise<UserRow[]> {
       return db

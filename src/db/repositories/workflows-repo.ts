@@ -25,6 +25,12 @@ export function workflowsRepository({ db, dialect }: RepoContext) {
       return db.selectFrom('workflows').selectAll().where('org_id', '=', orgId).where('project_id', '=', projectId).orderBy('seq').execute();
     },
 
+    /** The users a project's workflow steps name as assignees (the check before the project goes private). */
+    async stepAssignees(orgId: string, projectId: string): Promise<string[]> {
+      const rows = await db.selectFrom('workflows').select('steps').where('org_id', '=', orgId).where('project_id', '=', projectId).execute();
+      return rows.flatMap((r) => (JSON.parse(r.steps) as { assignee_id?: string | null }[]).flatMap((s) => (s.assignee_id ? [s.assignee_id] : [])));
+    },
+
     /** A page of a project's workflows, newest first (workflows_org_project_seq_idx). */
     async pageForProject(orgId: string, projectId: string, limit: number, beforeSeq: number | null): Promise<WorkflowRow[]> {
       let query = db.selectFrom('workflows').selectAll().where('org_id', '=', orgId).where('project_id', '=', projectId);

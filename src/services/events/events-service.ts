@@ -4,6 +4,7 @@ import { toPage } from '../../db/repositories/executor.js';
 import { errors, fieldError } from '../../errors.js';
 import { toIso, type Clock } from '../../lib/time.js';
 import { authorize, type Actor } from '../access/actor.js';
+import { projectViewer } from '../access/project-access.js';
 import { EVENT_TYPES, type EventType } from '../../schemas/events.js';
 import { decodeCursor, encodeCursor, type PageRequest } from '../shared/pagination.js';
 
@@ -57,14 +58,14 @@ export function createEventsService({ store, clock, retentionMs }: EventsService
       authorize(actor, 'events', 'read');
       const types = parseEventTypes(filter.type);
       const before = decodeCursor(page.cursor);
-      const rows = await store.repos.events.page(actor.orgId, { since: clock.now() - retentionMs, types }, page.limit + 1, before);
+      const rows = await store.repos.events.page(actor.orgId, { since: clock.now() - retentionMs, types, viewer: projectViewer(actor) }, page.limit + 1, before);
       const { rows: shown, nextSeq } = toPage(rows, page.limit);
       return { items: shown.map(eventJson), nextCursor: nextSeq === null ? null : encodeCursor(nextSeq) };
     },
 
     async get(actor: Actor, eventId: string): Promise<string> {
       authorize(actor, 'events', 'read');
-      const row = await store.repos.events.findEvent(actor.orgId, eventId);
+      const row = await store.repos.events.findEvent(actor.orgId, eventId, projectViewer(actor));
       if (!row || row.test === 1 || row.occurred_at < clock.now() - retentionMs) throw errors.notFound('event');
       return eventJson(row);
     },

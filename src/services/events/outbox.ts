@@ -26,6 +26,8 @@ export async function recordEvent(
 ): Promise<RecordedEvent> {
   const id = newId('evt');
   const body = JSON.stringify({ event: input.type, timestamp: toIso(input.occurredAt), data: input.data });
-  const deliveries = await repos.events.insertEvent({ id, org_id: input.orgId, type: input.type, body, occurred_at: input.occurredAt }, newDeliveryId);
+  // The project it is about decides who reads it back (GET /v1/events, CONTRACT 15).
+  const projectId = typeof input.data.project_id === 'string' ? input.data.project_id : null;
+  const deliveries = await repos.events.insertEvent({ id, org_id: input.orgId, type: input.type, body, occurred_at: input.occurredAt, project_id: projectId }, newDeliveryId);
   return { id, deliveries };
 }

@@ -5,6 +5,7 @@ import { toAuditEntryView } from '../audit/audit-service.js';
 import { toAttempt, toDelivery } from '../webhooks/deliveries-service.js';
 import { type DeliveryDetail } from '../../schemas/deliveries.js';
 import { toProject } from '../projects/projects-service.js';
+import { toCollaboratorRecord } from '../projects/collaborators-view.js';
 import { toRun, toRunStep, type RunDetail } from '../workflows/runs-view.js';
 import { toTask } from '../workflows/tasks-service.js';
 import { toUser } from '../identity/users-view.js';
@@ -17,7 +18,7 @@ import { toWorkflow } from '../workflows/workflows-service.js';
  * `toWorkflow`, the run and delivery details), so the export format is the API's documented format:
  * no password hash, key hash, webhook secret or session token exists in any of these shapes.
  */
-export const EXPORT_COLLECTIONS = ['projects', 'users', 'api_keys', 'webhooks', 'workflows', 'runs', 'tasks', 'deliveries', 'audit_log'] as const;
+export const EXPORT_COLLECTIONS = ['projects', 'project_collaborators', 'users', 'api_keys', 'webhooks', 'workflows', 'runs', 'tasks', 'deliveries', 'audit_log'] as const;
 
 export type ExportCollection = (typeof EXPORT_COLLECTIONS)[number];
 
@@ -87,6 +88,7 @@ async function deliveryRecords(rows: DeliveryRow[], reads: ExportReadsRepository
 
 const SPECS: Record<ExportCollection, CollectionSpec> = {
   projects: spec('projects', DEFAULT_PAGE, (rows) => rows.map(toProject)),
+  project_collaborators: spec('project_collaborators', DEFAULT_PAGE, (rows) => rows.map(toCollaboratorRecord)),
   users: spec('users', DEFAULT_PAGE, (rows) => rows.map(toUser)),
   api_keys: spec('api_keys', DEFAULT_PAGE, (rows) => rows.map(summarizeKey)),
   webhooks: spec('webhooks', DEFAULT_PAGE, (rows) => rows.map(toWebhook)),

@@ -1,6 +1,7 @@
 import type { Store } from '../../db/store.js';
 import { errors } from '../../errors.js';
 import { toIso } from '../../lib/time.js';
+import { projectViewer } from '../access/project-access.js';
 import type { Actor } from '../access/actor.js';
 
 /** GET /v1/organization (CONTRACT 13). A workspace being deleted is read-only to whoever can still reach it. */
@@ -31,7 +32,7 @@ export function createOrganizationsService({ store }: { store: Store }) {
     },
 
     async overview(actor: Actor): Promise<{ projects: number; members: number; webhooks: number }> {
-      return store.repos.organizations.counts(actor.orgId);
+      return store.repos.organizations.counts(actor.orgId, projectViewer(actor));
     },
   };
 }

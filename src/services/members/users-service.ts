@@ -13,7 +13,7 @@ import { sendLinkMail } from '../../mail/send-link-mail.js';
 import type { AuthEvents } from '../../db/auth-events.js';
 import { invitationLink, issueInvitation } from '../identity/invitations-service.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from '../shared/pagination.js';
-import { authorize, type Actor } from '../access/actor.js';
+import { authorize, FULL_SCOPE, type Actor, type UserActor } from '../access/actor.js';
 import { isLastOwner, LAST_OWNER, OWNER_RULE, ownerRuleAllows } from './member-rules.js';
 import { recordAudit, userTarget } from '../audit/audit-record.js';
 import { normalizeEmail, toUser, toUserListItem } from '../identity/users-view.js';
@@ -71,6 +71,28 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
     },
 
     /** The dashboard's "Members" table: whole user objects (with status), same keyset paging as `list`. */
+    /**
+     * The operator's command line acting as one member, with that member's current role and full scope: `--as`
+     * shows what they would see (CONTRACT 15's private projects left out) and is refused what they could not do.
+     */
+    async actAs(orgId: string, userId: string): Promise<UserActor> {
+      const [user, workspace] = await Promise.all([store.repos.users.findById(orgId, userId), store.repos.organizations.workspace(orgId)]);
+      if (!user || !workspace) throw errors.notFound('user');
+      return {
+        type: 'user',
+        orgId,
+        userId: user.id,
+        label: user.email,
+        role: user.role,
+        scope: FULL_SCOPE,
+        keyId: null,
+        sessionId: null,
+        confirmedAt: null,
+        workspace,
+        context: { source: 'cli', ip: null, userAgent: null, requestId: null },
+      };
+    },
+
     async listMembers(orgId: string, page: PageRequest): Promise<PageResult<User>> {
       const rows = await store.repos.users.list(orgId, page.limit, decodeCursor(page.cursor));
       return pageResult(rows, toUser);
@@ -206,6 +228,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
         assertOwnerRule(actor, current.role);
         if (current.role === 'owner' && isLastOwner(current, await repos.users.countActiveOwners(orgId))) throw errors.conflict(LAST_OWNER);
         await repos.tasks.unassignUser(orgId, userId, now);
+        await repos.collaborators.deleteForUser(orgId, userId);
         await repos.users.delete(orgId, userId);
         await recordAudit(repos, actor, {
           action: 'member.removed',

@@ -4,6 +4,7 @@ import type { HistoryFilter, HistoryPosition, HistoryState } from '../../db/repo
 import type { DeliveryAttemptRow, DeliveryRow, WebhookRow } from '../../db/schema.js';
 import type { Store } from '../../db/store.js';
 import { authorize, type Actor } from '../access/actor.js';
+import { projectViewer } from '../access/project-access.js';
 import { recordAudit } from '../audit/audit-record.js';
 import type { EventType } from '../../schemas/events.js';
 import { requireActiveWebhook, requireWebhook } from './webhooks-service.js';
@@ -189,6 +190,7 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
         direction,
         position: from,
         scanLimit: HISTORY_SCAN_LIMIT,
+        viewer: projectViewer(actor),
       });
       const { rows, more, scannedTo } = page;
       const first = rows[0];
@@ -220,6 +222,9 @@ export function createDeliveriesService({ store, clock }: DeliveriesServiceDeps)
         store.repos.events.findEvent(orgId, row.event_id),
         given ?? store.repos.webhooks.findById(orgId, row.webhook_id),
       ]);
+      // A private project's event is not the viewer's to read, nor is its delivery (CONTRACT 15).
+      const viewer = projectViewer(actor);
+      if (event && viewer !== null && !(await store.repos.events.findEvent(orgId, row.event_id, viewer))) throw errors.notFound('delivery');
       const last = attempts[attempts.length - 1];
       const summary = last ? { lastAttemptAt: last.started_at, replayed: attempts.some((a) => a.trigger === 'replay') } : undefined;
       return { ...toDelivery(row, summary, waitingContext(webhook)), payload: event?.body ?? '', attempt_history: attempts.map(toAttempt) };

@@ -2,6 +2,7 @@ import type { Repositories } from '../../db/repositories/index.js';
 import type { RunErrorCode, RunRow, RunStepRow, TaskRow } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/time.js';
+import { unseeingUsers } from '../access/project-assignees.js';
 import { systemActor, type Actor } from '../access/actor.js';
 import { createdChanges, recordAudit } from '../audit/audit-record.js';
 import { recordEvent } from '../events/outbox.js';
@@ -116,11 +117,18 @@ export async function finishRun(
   return finished;
 }
 
+async function assigneeStillSees(repos: Repositories, run: RunRow, userId: string): Promise<boolean> {
+  if (!(await repos.users.findById(run.org_id, userId))) return false;
+  const project = await repos.projects.findById(run.org_id, run.project_id);
+  return project !== undefined && (await unseeingUsers(repos, run.org_id, project.id, project.visibility === 'private' ? [userId] : [])).length === 0;
+}
+
 /** Creates the task of a Task or Approval step, assigned as configured (firing `task.assigned`). */
 async function startTaskStep(repos: Repositories, run: RunRow, step: RunStepRow, at: number): Promise<TaskRow> {
   const system = systemActor(run.org_id);
-  // The configured assignee may have been removed since the step was written: the task starts unassigned.
-  const assignee = step.assignee_id && (await repos.users.findById(run.org_id, step.assignee_id)) ? step.assignee_id : null;
+  // The configured assignee may have been removed since the step was written, or may no longer see the
+  // project (it went private, or they left its collaborators): the task starts unassigned.
+  const assignee = step.assignee_id && (await assigneeStillSees(repos, run, step.assignee_id)) ? step.assignee_id : null;
   const task = await repos.tasks.insert({
     id: newId('task'),
     org_id: run.org_id,

@@ -2,10 +2,10 @@ import type { Store } from '../../db/store.js';
 import { errors } from '../../errors.js';
 import type { Clock } from '../../lib/time.js';
 import { authorize, type Actor } from '../access/actor.js';
+import { requireProject, requireScope, requireUnderProject, requireWritableUpFront } from '../access/project-access.js';
 import { advanceRun, finishRun, isActiveRun, personName } from './run-transitions.js';
 import { runName } from '../shared/run-name.js';
 import { toRun, toRunStep, type Run, type RunDetail } from './runs-view.js';
-import { requireWritable } from '../access/workspace.js';
 
 export interface RunsServiceDeps {
   store: Store;
@@ -28,9 +28,10 @@ export function createRunsService({ store, clock }: RunsServiceDeps) {
     },
 
     async get(actor: Actor, runId: string): Promise<RunDetail> {
-      authorize(actor, 'workflows', 'read');
+      requireScope(actor, 'workflows', 'read');
       const run = await store.repos.runs.findById(actor.orgId, runId);
       if (!run) throw errors.notFound('run');
+      await requireUnderProject(store.repos, actor, run.project_id, 'run', 'workflows', 'read');
       const steps = await store.repos.runs.steps(actor.orgId, runId);
       const tasks = await store.repos.tasks.findByIds(actor.orgId, steps.flatMap((s) => (s.task_id ? [s.task_id] : [])));
       const byId = new Map(tasks.map((t) => [t.id, t]));
@@ -39,12 +40,13 @@ export function createRunsService({ store, clock }: RunsServiceDeps) {
 
     /** "Cancel run": the run fails with `error_code: cancelled` at once (its open task is cancelled). */
     async cancel(actor: Actor, runId: string): Promise<Run> {
-      authorize(actor, 'workflows', 'update');
-      await requireWritable(store.repos, actor);
+      requireScope(actor, 'workflows', 'update');
+      await requireWritableUpFront(store.repos, actor);
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
         const run = await repos.runs.findByIdForUpdate(actor.orgId, runId);
         if (!run) throw errors.notFound('run');
+        await requireProject(repos, actor, run.project_id, 'workflows', 'update', 'run');
         if (!isActiveRun(run)) throw errors.conflict(`this run has already ${run.status === 'cancelled' ? 'been cancelled' : run.status}`);
         const by = await personName(repos, actor);
         return finishRun(repos, actor, run, { status: 'cancelled', error: `Run cancelled by ${by}`, errorCode: 'cancelled' }, now);

@@ -1,10 +1,12 @@
 import type { Repositories } from '../../db/repositories/index.js';
-import type { RunRow, TaskRow } from '../../db/schema.js';
+import type { ProjectRow, RunRow, TaskRow } from '../../db/schema.js';
 import type { Store } from '../../db/store.js';
 import { errors, fieldError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
 import { toIso, type Clock } from '../../lib/time.js';
-import { authorize, type Actor } from '../access/actor.js';
+import { type Actor } from '../access/actor.js';
+import { projectViewer, requireProject, requireScope, requireUnderProject, requireWritableUpFront } from '../access/project-access.js';
+import { requireAssigneeSees } from '../access/project-assignees.js';
 import { createdChanges, recordAudit } from '../audit/audit-record.js';
 import { personName, recordAssignment, taskTarget, wakeRunAfterTask } from './run-transitions.js';
 import { checkText, optionalLongText, requireMember } from './workflow-steps.js';
@@ -111,43 +113,43 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
 
   return {
     async get(actor: Actor, taskId: string): Promise<Task> {
-      authorize(actor, 'tasks', 'read');
+      requireScope(actor, 'tasks', 'read');
       const row = await store.repos.tasks.findById(actor.orgId, taskId);
       if (!row) throw errors.notFound('task');
+      await requireUnderProject(store.repos, actor, row.project_id, 'task', 'tasks', 'read');
       return toTask(row);
     },
 
     async listForProject(actor: Actor, projectId: string): Promise<Task[]> {
-      authorize(actor, 'tasks', 'read');
+      await requireProject(store.repos, actor, projectId, 'tasks', 'read');
       return (await store.repos.tasks.listForProject(actor.orgId, projectId, PROJECT_TASKS_LIMIT)).map(toTask);
     },
 
     /** The overview's "Your tasks": counts only, without reading the tasks. */
     async countMine(actor: Actor): Promise<{ open: number; overdue: number }> {
       if (actor.type !== 'user') return { open: 0, overdue: 0 };
-      return store.repos.tasks.countOpenForAssignee(actor.orgId, actor.userId, clock.now());
+      return store.repos.tasks.countOpenForAssignee(actor.orgId, actor.userId, clock.now(), projectViewer(actor));
     },
 
     /** "My tasks": the signed-in user's open tasks, oldest first. */
     async listMine(actor: Actor): Promise<Task[]> {
       if (actor.type !== 'user') return [];
-      return (await store.repos.tasks.listOpenForAssignee(actor.orgId, actor.userId, MY_TASKS_LIMIT)).map(toTask);
+      return (await store.repos.tasks.listOpenForAssignee(actor.orgId, actor.userId, MY_TASKS_LIMIT, projectViewer(actor))).map(toTask);
     },
 
     /** "New task": an open to-do in the project, assigned at once when an assignee is given. */
     async create(actor: Actor, projectId: string, input: CreateTaskInput): Promise<Task> {
-      authorize(actor, 'tasks', 'update');
-      await requireWritable(store.repos, actor);
+      requireScope(actor, 'tasks', 'update');
+      await requireWritableUpFront(store.repos, actor);
       const { orgId } = actor;
       checkText(input.title, 'title');
       const description = optionalLongText(input.description, 'description');
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
-        const project = await repos.projects.findById(orgId, projectId);
-        if (!project) throw errors.notFound('project');
+        const { project } = await requireProject(repos, actor, projectId, 'tasks', 'update');
         requireProjectTakesNewWork(project);
         const assignee = input.assignee_id || null;
-        if (assignee !== null) await requireMember(repos, orgId, assignee, 'assignee_id');
+        if (assignee !== null) await requireAssignee(repos, orgId, project, assignee, 'assignee_id');
         const task = await repos.tasks.insert({
           id: newId('task'),
           org_id: orgId,
@@ -184,21 +186,25 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
      * `project_id` narrow it.
      */
     async list(actor: Actor, filter: TaskListFilter, page: PageRequest): Promise<PageResult<Task>> {
-      authorize(actor, 'tasks', 'read');
+      requireScope(actor, 'tasks', 'read');
       let assigneeId = filter.assignee_id;
       if (assigneeId === 'me') {
         if (actor.type !== 'user') throw fieldError('assignee_id', '"me" names the caller, and an operator is no member');
         assigneeId = actor.userId;
       }
       const before = decodeCursor(page.cursor);
-      const rows = await store.repos.tasks.page(actor.orgId, { assigneeId, status: filter.status, projectId: filter.project_id }, page.limit + 1, before);
+      const rows = await store.repos.tasks.page(
+        actor.orgId,
+        { assigneeId, status: filter.status, projectId: filter.project_id, viewer: projectViewer(actor) },
+        page.limit + 1,
+        before,
+      );
       return pageResult(toPage(rows, page.limit), toTask);
     },
 
     /** A page of one project's tasks, newest first (404 for a project that is not the organisation's). */
     async listForProjectPage(actor: Actor, projectId: string, page: PageRequest): Promise<PageResult<Task>> {
-      authorize(actor, 'tasks', 'read');
-      if (!(await store.repos.projects.findById(actor.orgId, projectId))) throw errors.notFound('project');
+      await requireProject(store.repos, actor, projectId, 'tasks', 'read');
       const before = decodeCursor(page.cursor);
       const rows = await store.repos.tasks.page(actor.orgId, { projectId }, page.limit + 1, before);
       return pageResult(toPage(rows, page.limit), toTask);
@@ -210,13 +216,14 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
      * nothing writes nothing.
      */
     async update(actor: Actor, taskId: string, input: UpdateTaskInput): Promise<Task> {
-      authorize(actor, 'tasks', 'update');
-      await requireWritable(store.repos, actor);
+      requireScope(actor, 'tasks', 'update');
+      await requireWritableUpFront(store.repos, actor);
       if (input.title !== undefined) checkText(input.title, 'title');
       const now = clock.now();
       const row = await withTaskLocked(actor, taskId, async (repos, current) => {
+        const { project } = await requireProject(repos, actor, current.project_id, 'tasks', 'update', 'task');
         const assignee = input.assignee_id === undefined ? undefined : input.assignee_id || null;
-        if (assignee) await requireMember(repos, actor.orgId, assignee, 'assignee_id');
+        if (assignee) await requireAssignee(repos, actor.orgId, project, assignee, 'assignee_id');
         if (current.status !== 'open') throw errors.conflict(`this task is ${current.status}; only open tasks can be changed`);
         const changes: Record<string, { old: unknown; new: unknown }> = {};
         if (input.title !== undefined && input.title !== current.title) changes.title = { old: current.title, new: input.title };
@@ -243,11 +250,12 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
      * assignee only: the same assignee again changes nothing, clearing writes an audit row but no event.
      */
     async assign(actor: Actor, taskId: string, assigneeId: string | null): Promise<Task> {
-      authorize(actor, 'tasks', 'update');
-      await requireWritable(store.repos, actor);
+      requireScope(actor, 'tasks', 'update');
+      await requireWritableUpFront(store.repos, actor);
       const now = clock.now();
       const row = await withTaskLocked(actor, taskId, async (repos, current) => {
-        if (assigneeId !== null) await requireMember(repos, actor.orgId, assigneeId, 'assignee_id');
+        const { project } = await requireProject(repos, actor, current.project_id, 'tasks', 'update', 'task');
+        if (assigneeId !== null) await requireAssignee(repos, actor.orgId, project, assigneeId, 'assignee_id');
         if (current.status !== 'open') throw errors.conflict(`this task is ${current.status}; only open tasks can be assigned`);
         if (current.assignee_id === assigneeId) return current;
         const updated = (await repos.tasks.update(actor.orgId, taskId, { assignee_id: assigneeId, updated_at: now }))!;
@@ -263,9 +271,12 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
      * fails (`approval_rejected`, `task_cancelled`).
      */
     async resolve(actor: Actor, taskId: string, resolution: TaskResolution): Promise<Task> {
-      authorize(actor, 'tasks', resolution.action === 'cancel' ? 'update' : 'finish');
+      const action = resolution.action === 'cancel' ? 'update' : 'finish';
+      requireScope(actor, 'tasks', action);
       const now = clock.now();
       const row = await withTaskLocked(actor, taskId, async (repos, current, run) => {
+        // Cancelling is a change to the project's work; finishing is the assignee's (or an admin's) whatever their rights.
+        await requireUnderProject(repos, actor, current.project_id, 'task', 'tasks', action === 'update' ? 'update' : 'read');
         if (resolution.action !== 'cancel') {
           if (!mayFinishTask(actor, current)) throw errors.forbidden('only the assignee or an admin can finish this task');
         }
@@ -299,6 +310,12 @@ export function createTasksService({ store, clock }: TasksServiceDeps) {
 }
 
 export type TasksService = ReturnType<typeof createTasksService>;
+
+/** An assignee must be a member and, in a private project, able to see it (CONTRACT 15). */
+async function requireAssignee(repos: Repositories, orgId: string, project: ProjectRow, userId: string, field: string): Promise<void> {
+  await requireMember(repos, orgId, userId, field);
+  await requireAssigneeSees(repos, orgId, project, userId, field);
+}
 
 /** Due dates are given as a date ("YYYY-MM-DD", due at the end of that UTC day) or a full time. */
 export function readDueDate(text: string, field = 'due_at'): number | null {

@@ -1,15 +1,16 @@
-import type { RunRow, RunStepRow, WorkflowRow, WorkflowStepDefinition } from '../../db/schema.js';
+import type { ProjectRow, RunRow, RunStepRow, WorkflowRow, WorkflowStepDefinition } from '../../db/schema.js';
 import type { Repositories } from '../../db/repositories/index.js';
 import type { Store } from '../../db/store.js';
 import { toPage } from '../../db/repositories/executor.js';
 import { errors, fieldError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
 import { toIso, type Clock } from '../../lib/time.js';
-import { authorize, type Actor } from '../access/actor.js';
+import { type Actor } from '../access/actor.js';
+import { requireProject, requireScope, requireUnderProject, requireWritableUpFront } from '../access/project-access.js';
+import { requireAssigneeSees } from '../access/project-assignees.js';
 import { createdChanges, recordAudit } from '../audit/audit-record.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from '../shared/pagination.js';
 import { runTarget } from './run-transitions.js';
-import { requireWritable } from '../access/workspace.js';
 import { toRun, toRunStep, type Run, type RunDetail } from './runs-view.js';
 import { checkText, describeStep, formatIsoDuration, optionalLongText, parseSteps, readStep, type StepInput } from './workflow-steps.js';
 import { MAX_STEPS } from '../../schemas/workflows.js';
@@ -112,6 +113,13 @@ export interface WorkflowsServiceDeps {
   limits?: Partial<WorkflowLimits>;
 }
 
+/** A step as readStep reads it, whose assignee (in a private project) must also be able to see the project. */
+async function readProjectStep(repos: Repositories, orgId: string, project: ProjectRow, input: StepInput): Promise<WorkflowStepDefinition> {
+  const step = await readStep(repos, orgId, input);
+  if (step.assignee_id) await requireAssigneeSees(repos, orgId, project, step.assignee_id, 'assignee_id');
+  return step;
+}
+
 const workflowTarget = (row: Pick<WorkflowRow, 'id' | 'name'>) => ({ type: 'workflow', id: row.id, label: row.name });
 
 /** The steps as the audit log shows them: one line each, in order. */
@@ -130,12 +138,15 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     if (count > maxSteps) throw errors.conflict(`a workflow has at most ${maxSteps} steps`);
   }
 
-  /** Reads the steps in order, a refusal naming its step: "steps[2].duration must be ...". */
-  async function readSteps(repos: Repositories, orgId: string, inputs: readonly StepInput[]): Promise<WorkflowStepDefinition[]> {
+  /**
+   * Reads the steps in order, a refusal naming its step: "steps[2].duration must be ...". In a private project
+   * each assignee must be able to see it (CONTRACT 15).
+   */
+  async function readSteps(repos: Repositories, orgId: string, project: ProjectRow, inputs: readonly StepInput[]): Promise<WorkflowStepDefinition[]> {
     const steps: WorkflowStepDefinition[] = [];
     for (const [i, step] of inputs.entries()) {
       try {
-        steps.push(await readStep(repos, orgId, step));
+        steps.push(await readProjectStep(repos, orgId, project, step));
       } catch (err) {
         const details = (err as { details?: { field: string; message: string }[] }).details;
         if (!details) throw err;
@@ -145,9 +156,12 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     return steps;
   }
 
-  async function requireWorkflow(orgId: string, workflowId: string): Promise<WorkflowRow> {
-    const row = await store.repos.workflows.findById(orgId, workflowId);
+  /** A workflow the actor may read: 404 when it is unknown or its project is hidden from them. */
+  async function requireWorkflow(actor: Actor, workflowId: string): Promise<WorkflowRow> {
+    requireScope(actor, 'workflows', 'read');
+    const row = await store.repos.workflows.findById(actor.orgId, workflowId);
     if (!row) throw errors.notFound('workflow');
+    await requireUnderProject(store.repos, actor, row.project_id, 'workflow', 'workflows', 'read');
     return row;
   }
 
@@ -158,16 +172,17 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
   async function editSteps(
     actor: Actor,
     workflowId: string,
-    change: (steps: WorkflowStepDefinition[], repos: Repositories) => Promise<WorkflowStepDefinition[]>,
+    change: (steps: WorkflowStepDefinition[], repos: Repositories, project: ProjectRow) => Promise<WorkflowStepDefinition[]>,
   ): Promise<Workflow> {
-    authorize(actor, 'workflows', 'update');
-    await requireWritable(store.repos, actor);
+    requireScope(actor, 'workflows', 'update');
+    await requireWritableUpFront(store.repos, actor);
     const now = clock.now();
     const row = await store.transaction(async (repos) => {
       const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
       if (!current) throw errors.notFound('workflow');
+      const { project } = await requireProject(repos, actor, current.project_id, 'workflows', 'update', 'workflow');
       const before = parseSteps(current.steps);
-      const after = await change(before, repos);
+      const after = await change(before, repos, project);
       if (after === before) return current;
       const updated = await repos.workflows.update(actor.orgId, workflowId, { steps: JSON.stringify(after), version: current.version + 1, updated_at: now });
       await recordAudit(repos, actor, {
@@ -185,29 +200,27 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
     limits: { maxSteps, maxActiveRuns } as const,
 
     async get(actor: Actor, workflowId: string): Promise<Workflow> {
-      authorize(actor, 'workflows', 'read');
-      return toWorkflow(await requireWorkflow(actor.orgId, workflowId));
+      return toWorkflow(await requireWorkflow(actor, workflowId));
     },
 
     async listForProject(actor: Actor, projectId: string): Promise<Workflow[]> {
-      authorize(actor, 'workflows', 'read');
+      await requireProject(store.repos, actor, projectId, 'workflows', 'read');
       const rows = await store.repos.workflows.listForProject(actor.orgId, projectId);
       return rows.map(toWorkflow);
     },
 
     async create(actor: Actor, projectId: string, input: CreateWorkflowInput): Promise<Workflow> {
-      authorize(actor, 'workflows', 'update');
-      await requireWritable(store.repos, actor);
+      requireScope(actor, 'workflows', 'update');
+      await requireWritableUpFront(store.repos, actor);
       const { orgId } = actor;
       checkText(input.name, 'name');
       const description = optionalLongText(input.description, 'description');
       checkStepCount(input.steps?.length ?? 0);
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
-        const project = await repos.projects.findById(orgId, projectId);
-        if (!project) throw errors.notFound('project');
+        const { project } = await requireProject(repos, actor, projectId, 'workflows', 'update');
         requireProjectTakesNewWork(project);
-        const steps = await readSteps(repos, orgId, input.steps ?? []);
+        const steps = await readSteps(repos, orgId, project, input.steps ?? []);
         const inserted = await repos.workflows.insert({
           id: newId('wf'),
           org_id: orgId,
@@ -232,14 +245,15 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
 
     /** Renames or re-describes; nothing changes, nothing is written. Steps change through addStep/removeStep. */
     async update(actor: Actor, workflowId: string, input: { name?: string | undefined; description?: string | null | undefined }): Promise<Workflow> {
-      authorize(actor, 'workflows', 'update');
-      await requireWritable(store.repos, actor);
+      requireScope(actor, 'workflows', 'update');
+      await requireWritableUpFront(store.repos, actor);
       if (input.name !== undefined) checkText(input.name, 'name');
       const description = input.description === undefined ? undefined : optionalLongText(input.description, 'description');
       const now = clock.now();
       const row = await store.transaction(async (repos) => {
         const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
         if (!current) throw errors.notFound('workflow');
+        await requireProject(repos, actor, current.project_id, 'workflows', 'update', 'workflow');
         const next = { name: input.name ?? current.name, description: description === undefined ? current.description : description };
         if (next.name === current.name && next.description === current.description) return current;
         const updated = await repos.workflows.update(actor.orgId, workflowId, { ...next, version: current.version + 1, updated_at: now });
@@ -254,8 +268,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
 
     /** A page of a project's workflows, newest first (404 for a project that is not the organisation's). */
     async listPage(actor: Actor, projectId: string, page: PageRequest): Promise<PageResult<Workflow>> {
-      authorize(actor, 'workflows', 'read');
-      if (!(await store.repos.projects.findById(actor.orgId, projectId))) throw errors.notFound('project');
+      await requireProject(store.repos, actor, projectId, 'workflows', 'read');
       const before = decodeCursor(page.cursor);
       const rows = await store.repos.workflows.pageForProject(actor.orgId, projectId, page.limit + 1, before);
       return pageResult(toPage(rows, page.limit), toWorkflow);
@@ -266,8 +279,8 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
      * workflow's steps), new ones get theirs; a PUT that changes nothing writes nothing and keeps the version.
      */
     async replace(actor: Actor, workflowId: string, input: ReplaceWorkflowInput): Promise<Workflow> {
-      authorize(actor, 'workflows', 'update');
-      await requireWritable(store.repos, actor);
+      requireScope(actor, 'workflows', 'update');
+      await requireWritableUpFront(store.repos, actor);
       checkText(input.name, 'name');
       const description = optionalLongText(input.description, 'description');
       checkStepCount(input.steps.length);
@@ -275,6 +288,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
       const row = await store.transaction(async (repos) => {
         const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
         if (!current) throw errors.notFound('workflow');
+        const { project } = await requireProject(repos, actor, current.project_id, 'workflows', 'update', 'workflow');
         const before = parseSteps(current.steps);
         const known = new Set(before.map((s) => s.id));
         const seen = new Set<string>();
@@ -289,7 +303,7 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
         if (input.version !== undefined && input.version !== current.version) {
           throw errors.conflict(`this workflow is at version ${current.version}, not ${input.version}: it changed since it was read; read it again`);
         }
-        const read = await readSteps(repos, actor.orgId, input.steps);
+        const read = await readSteps(repos, actor.orgId, project, input.steps);
         const after = read.map((step, i) => (input.steps[i]!.id === undefined ? step : { ...step, id: input.steps[i]!.id! }));
         const changes: Record<string, { old: unknown; new: unknown }> = {};
         if (input.name !== current.name) changes.name = { old: current.name, new: input.name };
@@ -312,9 +326,9 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
 
     /** Appends a step (or inserts it at `position`, 0-based). */
     addStep(actor: Actor, workflowId: string, input: StepInput, position?: number): Promise<Workflow> {
-      return editSteps(actor, workflowId, async (steps, repos) => {
+      return editSteps(actor, workflowId, async (steps, repos, project) => {
         checkStepCount(steps.length + 1);
-        const step = await readStep(repos, actor.orgId, input);
+        const step = await readProjectStep(repos, actor.orgId, project, input);
         const at = position === undefined ? steps.length : position;
         if (!Number.isInteger(at) || at < 0 || at > steps.length) throw fieldError('position', `must be between 0 and ${steps.length}`);
         return [...steps.slice(0, at), step, ...steps.slice(at)];
@@ -323,10 +337,10 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
 
     /** Changes one step in place: same id, same position, the new values judged as a new step's are. */
     replaceStep(actor: Actor, workflowId: string, stepId: string, input: StepInput): Promise<Workflow> {
-      return editSteps(actor, workflowId, async (steps, repos) => {
+      return editSteps(actor, workflowId, async (steps, repos, project) => {
         const at = steps.findIndex((s) => s.id === stepId);
         if (at < 0) throw errors.notFound('step');
-        const step = { ...(await readStep(repos, actor.orgId, input)), id: stepId };
+        const step = { ...(await readProjectStep(repos, actor.orgId, project, input)), id: stepId };
         return steps.map((s, i) => (i === at ? step : s));
       });
     },
@@ -356,12 +370,13 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
      * created stay in the project as plain tasks.
      */
     async remove(actor: Actor, workflowId: string): Promise<void> {
-      authorize(actor, 'workflows', 'update');
-      await requireWritable(store.repos, actor);
+      requireScope(actor, 'workflows', 'update');
+      await requireWritableUpFront(store.repos, actor);
       const now = clock.now();
       await store.transaction(async (repos) => {
         const current = await repos.workflows.findByIdForUpdate(actor.orgId, workflowId);
         if (!current) throw errors.notFound('workflow');
+        await requireProject(repos, actor, current.project_id, 'workflows', 'update', 'workflow');
         const active = await repos.runs.countActiveForWorkflow(actor.orgId, workflowId);
         if (active > 0) throw errors.conflict(`this workflow has ${active} active run${active === 1 ? '' : 's'}; cancel ${active === 1 ? 'it' : 'them'} first`);
         await repos.tasks.detachWorkflow(actor.orgId, workflowId, now);
@@ -376,8 +391,8 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
      * for a workflow without steps and over the organisation's cap of active runs.
      */
     async startRun(actor: Actor, workflowId: string): Promise<RunDetail> {
-      authorize(actor, 'workflows', 'update');
-      await requireWritable(store.repos, actor);
+      requireScope(actor, 'workflows', 'update');
+      await requireWritableUpFront(store.repos, actor);
       const { orgId } = actor;
       const now = clock.now();
       const run = await store.transaction(async (repos) => {
@@ -385,10 +400,10 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
         await repos.organizations.lock(orgId);
         const workflow = await repos.workflows.findById(orgId, workflowId);
         if (!workflow) throw errors.notFound('workflow');
+        const { project } = await requireProject(repos, actor, workflow.project_id, 'workflows', 'update', 'workflow');
         const steps = parseSteps(workflow.steps);
         if (!workflowCanRun({ steps })) throw errors.conflict(WORKFLOW_WITHOUT_STEPS);
-        const project = await repos.projects.findById(orgId, workflow.project_id);
-        if (project) requireProjectTakesNewWork(project);
+        requireProjectTakesNewWork(project);
         const active = await repos.runs.countActive(orgId);
         if (active >= maxActiveRuns) {
           throw errors.conflict(`this organisation already has ${active} active runs, the most allowed (WORKFLOW_MAX_ACTIVE_RUNS); wait for some to finish or cancel them`);
@@ -448,14 +463,13 @@ export function createWorkflowsService({ store, clock, limits }: WorkflowsServic
 
     /** The newest active run, if any: while one is active the workflow cannot be deleted (so doors say so first). */
     async activeRun(actor: Actor, workflowId: string): Promise<Run | null> {
-      authorize(actor, 'workflows', 'read');
+      await requireWorkflow(actor, workflowId);
       const row = await store.repos.runs.newestActiveForWorkflow(actor.orgId, workflowId);
       return row ? toRun(row) : null;
     },
 
     async listRuns(actor: Actor, workflowId: string, page: PageRequest): Promise<PageResult<Run>> {
-      authorize(actor, 'workflows', 'read');
-      await requireWorkflow(actor.orgId, workflowId);
+      await requireWorkflow(actor, workflowId);
       const before = decodeCursor(page.cursor);
       const rows = await store.repos.runs.listForWorkflow(actor.orgId, workflowId, page.limit + 1, before);
       return pageResult(toPage(rows, page.limit), toRun);
