@@ -55,11 +55,13 @@ export interface ProjectAccess {
 }
 
 const OPERATOR_ACCESS = { can: () => true } as const;
+const KEY_SCOPE_REFUSAL = 'this API key is not allowed to perform this action';
 
 /**
- * Reads the project and decides. Unknown or invisible: 404 `not_found` (naming `what`, the thing asked for). A key whose scope does not cover
- * the resource, or a right the person lacks on the project: 403 `forbidden`. Reading it in the caller's
- * transaction keeps the decision and the change together.
+ * Reads the project and decides. Unknown or invisible: 404 `not_found` (naming `what`, the thing asked for).
+ * A key whose scope does not cover the resource, or a right the person lacks on the project: 403 `forbidden`;
+ * then, for a change, a read-only workspace's 403. Reading it in the caller's transaction keeps the decision
+ * and the change together.
  */
 export async function requireProject(
   repos: Repositories,
@@ -103,7 +105,7 @@ export async function projectAccess(repos: Repositories, actor: Actor, projectId
 /** Throws 403 unless the actor's key scope covers the call and their rights on the project allow it. */
 export function requireRight(actor: Actor, access: ProjectAccess, resource: ResourceKind, action: Action, right = rightFor(resource, action)): void {
   if (actor.type !== 'user') return;
-  if (!scopeAllows(actor.scope, resource, action)) throw errors.forbidden('this API key is not allowed to perform this action');
+  requireScope(actor, resource, action);
   if (!access.can(right)) throw errors.forbidden(refusal(actor.role, access.projectRole, right));
 }
 
@@ -128,10 +130,7 @@ export async function requireUnderProject(
   action: Action,
 ): Promise<void> {
   if (actor.type !== 'user') return;
-  if (seesEveryProject(actor.role)) {
-    if (!scopeAllows(actor.scope, resource, action)) throw errors.forbidden('this API key is not allowed to perform this action');
-    return;
-  }
+  if (seesEveryProject(actor.role)) return requireScope(actor, resource, action);
   const access = await projectAccess(repos, actor, projectId);
   if (!access) throw errors.notFound(what);
   requireRight(actor, access, resource, action);
@@ -140,5 +139,5 @@ export async function requireUnderProject(
 
 /** The key-scope half of a check whose role half is decided per project (requireProject, requireUnderProject). */
 export function requireScope(actor: Actor, resource: ResourceKind, action: Action): void {
-  if (actor.type === 'user' && !scopeAllows(actor.scope, resource, action)) throw errors.forbidden('this API key is not allowed to perform this action');
+  if (actor.type === 'user' && !scopeAllows(actor.scope, resource, action)) throw errors.forbidden(KEY_SCOPE_REFUSAL);
 }
