@@ -30,6 +30,9 @@
 //                         release with `npm ci && npm run build` there, or node_modules linked from here) on the
 //                         same database, in the same run: each endpoint's run is followed by the other build's,
 //                         and the report gives this build "of the other" (median over rounds)
+//   --this DIR            run DIR/dist in this build's seat (seeding still uses this checkout's build): with
+//                         --compare naming this checkout, the two builds swap seats, so a gap that follows the
+//                         seat rather than the build shows (docs/benchmarks.md, issue 42)
 //   --cpu-prof DIR        run the API with node --cpu-prof, profiles written to DIR
 //   --node-args "A B"     extra node options for this build's API processes only (with --compare DIR naming this
 //                         checkout, an A/B of a runtime flag in one run)
@@ -91,6 +94,7 @@ const opts = {
   ceiling: Boolean(args.ceiling),
   member: Boolean(args.member),
   compare: args.compare ? path.resolve(args.compare) : null,
+  this: args.this ? path.resolve(args.this) : null,
 };
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const dialects = (args.dialects ?? process.env.BENCH_DIALECTS ?? (opts.databaseUrl ? 'postgres' : 'sqlite,postgres')).split(',').map((d) => d.trim());
@@ -286,7 +290,8 @@ try {
   // ---------------------------------------------------------------- servers
   const profArgs = [...opts.nodeArgs, ...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProf)}`] : [])];
   const apis = [];
-  for (let i = 0; i < opts.instances; i++) apis.push(await startProcess(path.join(here, 'serve-bench.mjs'), serverEnv, profArgs));
+  const thisEnv = opts.this ? { ...serverEnv, BENCH_DIST: path.join(opts.this, 'dist') } : serverEnv;
+  for (let i = 0; i < opts.instances; i++) apis.push(await startProcess(path.join(here, 'serve-bench.mjs'), thisEnv, profArgs));
   const apiUrls = apis.map((c) => `http://127.0.0.1:${c.port}`);
   const auth = { authorization: `Bearer ${apiKey}` };
 

@@ -62,10 +62,10 @@ for (const dialect of dialects) {
       'the overview count (member)': db.db.selectFrom('projects').select((eb) => eb.fn.countAll().as('n')).where('org_id', '=', orgId).where(projectVisibleTo(member.id)),
       'GET by id with the member\'s project role': db.db
         .selectFrom('projects')
-        .leftJoin('project_collaborators as pc', (join) => join.onRef('pc.project_id', '=', 'projects.id').on('pc.user_id', '=', member.id))
-        .select(['projects.id', 'projects.visibility', 'pc.role as project_role'])
-        .where('projects.org_id', '=', orgId)
-        .where('projects.id', '=', someId),
+        .select(['id', 'visibility'])
+        .select((eb) => eb.selectFrom('project_collaborators as pc').select('pc.role').whereRef('pc.project_id', '=', 'projects.id').where('pc.user_id', '=', member.id).as('project_role'))
+        .where('org_id', '=', orgId)
+        .where('id', '=', someId),
     };
     console.log(`\n## ${dialect}: ${2 * PROJECTS} projects in two organisations, every second one private\n`);
     for (const [name, query] of Object.entries(plans)) {

@@ -4,11 +4,10 @@ import { seqColumn } from './helpers.js';
 
 /**
  * Project collaborators and private projects (issue 43, CONTRACT 15).
- * - `project_collaborators`: one row per (project, user) with the project role. The unique (project_id,
- *   user_id) index is the probe of the visibility predicate (repositories/project-visibility.ts) where it runs
- *   row by row (SQLite); (user_id, project_id) is the same predicate where PostgreSQL turns it into one read of
- *   the viewer's projects (a hashed subplan), and finds a leaving user's rows; (project_id, seq) lists a
- *   project's collaborators newest first.
+ * - `project_collaborators`: one row per (project, user) with the project role. (user_id, project_id) serves
+ *   the visibility predicate (repositories/project-visibility.ts: the viewer's projects, read once per
+ *   statement) and finds a leaving user's rows; the unique (project_id, user_id) finds one collaborator and a
+ *   project's role for its reader; (project_id, seq) lists a project's collaborators newest first.
  * - `projects.visibility`, `organization` by default: every project that exists stays visible to everyone.
  * - `events.project_id`: the project an event is about, so GET /v1/events and the delivery history can leave
  *   out a private project's events with the same predicate; filled in for the events already kept.
