@@ -108,7 +108,7 @@ describe.skipIf(!hasPostgres)('PostgreSQL: prepared statements and round trips (
     const texts = await record(async () => {
       expect((await env.request('GET', `/v1/projects/${id}`, { key: org.ownerKey })).status).toBe(200);
     });
-    const byId = texts.find((s) => s.text.includes('from "projects" where "org_id" = $1 and "id" = $2'));
+    const byId = texts.find((s) => s.text.includes('from "projects" where "org_id" = $2 and "id" = $3'));
     expect(byId?.name).toMatch(/^ws_[0-9a-f]{16}$/);
     expect(byId?.name).toBe(preparedStatementName(byId!.text));
 
@@ -131,13 +131,14 @@ describe.skipIf(!hasPostgres)('PostgreSQL: prepared statements and round trips (
       projectId = await createProject(env, org, 'Three round trips');
     });
     const start = texts.findIndex((s) => s.text.startsWith('insert into "projects"'));
+    // The creator's collaborator row (CONTRACT 15: the creator manages the project) travels with the event.
     expect(texts.slice(start).map((s) => [short(s.text), s.pipelined])).toEqual([
       ['insert into "projects"', true],
-      ['with inserted_event as', false],
+      ['with inserted_event as', true],
       ['commit', true],
     ]);
     // Nothing else of the transaction went on its own.
-    expect(texts.filter((s) => /^(begin|insert into "audit_log"|insert into "deliveries"|insert into "events")/.test(s.text))).toEqual([]);
+    expect(texts.filter((s) => /^(begin|insert into "audit_log"|insert into "deliveries"|insert into "events"|insert into "project_collaborators")/.test(s.text))).toEqual([]);
     for (const s of texts.slice(start)) expect(s.name).toMatch(/^ws_/);
 
     // The server did run begin, the audit insert and commit, once each, as prepared statements.
@@ -151,6 +152,7 @@ describe.skipIf(!hasPostgres)('PostgreSQL: prepared statements and round trips (
     ranOnce((s) => s === 'commit');
     ranOnce((s) => s.startsWith('insert into "audit_log"'));
     ranOnce((s) => s.startsWith('with inserted_event'));
+    ranOnce((s) => s.startsWith('insert into "project_collaborators"'));
 
     const audit = await env.container.store.repos.audit.list(org.id, { target: projectId }, 10, null);
     expect(audit.rows.map((r) => r.action)).toEqual(['project.created']);
@@ -256,7 +258,7 @@ describe.skipIf(!hasPostgres)('PostgreSQL: prepared statements and round trips (
     expect((await env.request('GET', `/v1/projects/${id}`, { key: org.ownerKey })).status).toBe(200);
     const { rows: after } = await pool.query<{ pid: number }>('select pg_backend_pid() as pid');
     expect(after[0]!.pid).not.toBe(rows[0]!.pid);
-    const byId = [...(await preparedRuns()).entries()].find(([statement]) => statement.includes('"org_id" = $1 and "id" = $2'));
+    const byId = [...(await preparedRuns()).entries()].find(([statement]) => statement.includes('from "projects" where "org_id" = $2 and "id" = $3'));
     expect(byId?.[1].runs).toBe(1);
   });
 
@@ -264,7 +266,7 @@ describe.skipIf(!hasPostgres)('PostgreSQL: prepared statements and round trips (
   it('a column whose type changes under a prepared statement: the statement is renamed and the read retried', async () => {
     const id = await createProject(env, org, 'Retyped');
     const texts = await record(() => env.request('GET', `/v1/projects/${id}`, { key: org.ownerKey }));
-    const byId = texts.find((s) => s.text.includes('"org_id" = $1 and "id" = $2'))!;
+    const byId = texts.find((s) => s.text.includes('from "projects" where "org_id" = $2 and "id" = $3'))!;
     await pool.query('alter table projects alter column name type varchar(500)');
     const res = await env.request('GET', `/v1/projects/${id}`, { key: org.ownerKey });
     expect(res.status).toBe(200);

@@ -1,5 +1,15 @@
 import type { ProjectCollaboratorRow, ProjectRole, UserRow } from '../schema.js';
 import type { RepoContext } from './executor.js';
+import { prepared } from './prepared.js';
+
+// On every project created by a person (its creator becomes the manager): on PostgreSQL it travels with the
+// transaction's next statement, so a create keeps its three round trips (pg-hot-path.test.ts).
+const insertRow = prepared(
+  6,
+  (db, orgId: string, projectId: string, userId: string, role: ProjectRole, createdAt: number, updatedAt: number) =>
+    db.insertInto('project_collaborators').values({ org_id: orgId, project_id: projectId, user_id: userId, role, created_at: createdAt, updated_at: updatedAt }),
+  { deferrable: true },
+);
 
 /** A collaborator with the user fields a list shows. */
 export type CollaboratorListRow = Pick<ProjectCollaboratorRow, 'seq' | 'project_id' | 'user_id' | 'role' | 'created_at'> & Pick<UserRow, 'email' | 'name'>;
@@ -48,8 +58,8 @@ export function collaboratorsRepository(ctx: RepoContext) {
         .executeTakeFirst();
     },
 
-    async insert(row: Omit<ProjectCollaboratorRow, 'seq'>): Promise<ProjectCollaboratorRow> {
-      return db.insertInto('project_collaborators').values(row).returningAll().executeTakeFirstOrThrow();
+    async insert(row: Omit<ProjectCollaboratorRow, 'seq'>): Promise<void> {
+      await insertRow.all(ctx, row.org_id, row.project_id, row.user_id, row.role, row.created_at, row.updated_at);
     },
 
     async setRole(orgId: string, projectId: string, userId: string, role: ProjectRole, at: number): Promise<void> {
