@@ -120,7 +120,8 @@ export async function finishRun(
 async function assigneeStillSees(repos: Repositories, run: RunRow, userId: string): Promise<boolean> {
   if (!(await repos.users.findById(run.org_id, userId))) return false;
   const project = await repos.projects.findById(run.org_id, run.project_id);
-  return project !== undefined && (await unseeingUsers(repos, run.org_id, project.id, project.visibility === 'private' ? [userId] : [])).length === 0;
+  if (!project) return false;
+  return project.visibility !== 'private' || (await unseeingUsers(repos, run.org_id, project.id, [userId])).length === 0;
 }
 
 /** Creates the task of a Task or Approval step, assigned as configured (firing `task.assigned`). */
