@@ -32,7 +32,15 @@ export interface OrganizationsTable {
   stripe_event_at: ColumnType<number | null, number | null | undefined, number | null>;
   /** Since when the owner requires two-step verification of every member (DASHBOARD 11), or null. */
   two_step_required_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The role of a provisioned member in no mapped group (CONTRACT 16): viewer or member. */
+  scim_default_role: ColumnType<ScimDefaultRole, ScimDefaultRole | undefined, ScimDefaultRole>;
+  /** The owner's ceiling on API key lifetimes, in days; null: none (CONTRACT 16). */
+  max_key_lifetime_days: ColumnType<number | null, number | null | undefined, number | null>;
 }
+
+export type ScimDefaultRole = 'viewer' | 'member';
+/** What a group can map to: never owner (CONTRACT 16). */
+export type ScimGroupRole = 'viewer' | 'member' | 'admin';
 
 /** What remains of a deleted organisation: its id and its dates, nothing else. */
 export interface OrganizationTombstonesTable {
@@ -98,7 +106,8 @@ export interface AuthChangesTable {
 }
 
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
-export type UserStatus = 'invited' | 'active';
+/** `suspended`: deprovisioned by the identity provider (SCIM `active: false`, CONTRACT 16). */
+export type UserStatus = 'invited' | 'active' | 'suspended';
 
 export interface UsersTable {
   seq: Generated<number>;
@@ -112,6 +121,13 @@ export interface UsersTable {
   password_hash: string | null;
   created_at: number;
   updated_at: number;
+  /** What the identity provider calls this person (SCIM `externalId`). */
+  external_id: ColumnType<string | null, string | null | undefined, string | null>;
+  given_name: ColumnType<string | null, string | null | undefined, string | null>;
+  family_name: ColumnType<string | null, string | null | undefined, string | null>;
+  formatted_name: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Set when SCIM created or claimed the member: from then on the provider manages their role. */
+  provisioned_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export type ProjectStatus = 'active' | 'archived' | 'draft';
@@ -267,6 +283,52 @@ export interface ApiKeysTable {
   revoked_at: number | null;
   /** Written at most once a minute per key, off the request path. */
   last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** After this the key answers 401 "API key expired"; null: never (CONTRACT 16). */
+  expires_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the "expires in 7 days" mail went out. */
+  expiry_mailed_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface ScimTokensTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  name: string;
+  token_hash: string;
+  token_prefix: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface ScimGroupsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  display_name: string;
+  display_name_normalized: string;
+  external_id: string | null;
+  /** The organisation role the owner mapped this group to, or null. */
+  org_role: ScimGroupRole | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ScimGroupMembersTable {
+  seq: Generated<number>;
+  org_id: string;
+  group_id: string;
+  user_id: string;
+  created_at: number;
+}
+
+export interface ScimGroupProjectsTable {
+  seq: Generated<number>;
+  org_id: string;
+  group_id: string;
+  project_id: string;
+  role: ProjectRole;
+  created_at: number;
 }
 
 export interface SessionsTable {
@@ -454,7 +516,7 @@ export interface AuthTokensTable {
 }
 
 export type ActorType = 'user' | 'cli' | 'system';
-export type AuditSource = 'api' | 'dashboard' | 'cli' | 'system';
+export type AuditSource = 'api' | 'dashboard' | 'cli' | 'system' | 'scim';
 export type AuditOutcome = 'success' | 'failure';
 
 export interface AuditLogTable {
@@ -703,6 +765,10 @@ export interface DB {
   sso_identities: SsoIdentitiesTable;
   sso_attempts: SsoAttemptsTable;
   service_instances: ServiceInstancesTable;
+  scim_tokens: ScimTokensTable;
+  scim_groups: ScimGroupsTable;
+  scim_group_members: ScimGroupMembersTable;
+  scim_group_projects: ScimGroupProjectsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -710,6 +776,8 @@ export type ProjectRow = Selectable<ProjectsTable>;
 export type ProjectCollaboratorRow = Selectable<ProjectCollaboratorsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type ScimTokenRow = Selectable<ScimTokensTable>;
+export type ScimGroupRow = Selectable<ScimGroupsTable>;
 export type OrganizationRow = Selectable<OrganizationsTable>;
 export type InvitationRow = Selectable<InvitationsTable>;
 export type EventRow = Selectable<EventsTable>;

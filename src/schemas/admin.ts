@@ -16,7 +16,9 @@ export const AuditEntry = Type.Object(
     }),
     action: Type.String({ description: 'Past tense, `resource.verb`: `project.created`, `task.assigned`, `api_key.revoked`, ...' }),
     target: Type.Union([Type.Object({ type: Type.String(), id: Type.String(), label: NullableText('How the target was named at the time.') }), Type.Null()]),
-    source: Type.Union([Type.Literal('api'), Type.Literal('dashboard'), Type.Literal('cli'), Type.Literal('system')]),
+    source: Type.Union([Type.Literal('api'), Type.Literal('dashboard'), Type.Literal('cli'), Type.Literal('system'), Type.Literal('scim')], {
+      description: '`scim`: the organisation\'s identity provider, through a SCIM token (the actor label is the token\'s name).',
+    }),
     ip: NullableText('The client address of the request that made the change.'),
     user_agent: NullableText('Its User-Agent.'),
     request_id: NullableText('Its X-Request-Id.'),
@@ -61,7 +63,7 @@ const keyFields = {
   prefix: Type.String({ description: 'The key\'s first 12 characters, to recognise it.' }),
   created_at: Timestamp,
   last_used_at: NullableTime('Written at most once a minute; null until first used.'),
-  expires_at: NullableTime('Keys do not expire: always null (revoke a key to end it).'),
+  expires_at: NullableTime('When the key stops working (401 "API key expired"); null: never. Its user is mailed 7 days before.'),
 };
 
 export const ApiKey = Type.Object(keyFields, { $id: 'ApiKey', title: 'ApiKey' });
@@ -78,6 +80,11 @@ export const CreateApiKeyBody = Type.Object(
     scope: Type.String({ maxLength: 1024, description: `${SCOPE_HELP}; never wider than the calling key's.` }),
     name: Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'At most 255 characters, not blank; empty or null for none.' })),
     user_id: Type.Optional(Type.String({ maxLength: 128, description: 'Only the calling key\'s own user (the default).' })),
+    expires_at: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: 'When the key stops working; null or absent: never. Must be in the future, and within the organisation\'s maximum API key lifetime when an owner set one (400 otherwise).',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'CreateApiKeyRequest' },
 );

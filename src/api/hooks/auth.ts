@@ -28,6 +28,7 @@ declare module 'fastify' {
 }
 
 const WINDOW_MS = 60_000;
+export const KEY_EXPIRED = 'API key expired';
 const AUTH_HOOK = Symbol('auth hook');
 
 type RouteAuth = NonNullable<FastifyContextConfig['auth']>;
@@ -41,6 +42,7 @@ type RouteAuth = NonNullable<FastifyContextConfig['auth']>;
  */
 export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
   const { services, rateLimiter, config } = deps;
+  const now = deps.clock ? deps.clock.now.bind(deps.clock) : Date.now;
   app.decorateRequest('principal', null);
 
   /**
@@ -49,6 +51,8 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
    * role on that project may (CONTRACT 15); then the project is read first (a promise is returned).
    */
   function admit(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, principal: Principal, decision: RateLimitDecision): void | Promise<void> {
+    // Checked here, not in the lookup: a cached principal must not outlive its key (CONTRACT 16).
+    if (principal.expiresAt !== null && principal.expiresAt <= now()) throw errors.unauthorized(KEY_EXPIRED);
     reply.header('x-ratelimit-limit', decision.limit);
     reply.header('x-ratelimit-remaining', decision.remaining);
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);

@@ -194,7 +194,7 @@ const apiKey = {
   prefix: 'wsk_9Qm2Lx7a',
   created_at: later,
   last_used_at: null,
-  expires_at: null,
+  expires_at: '2027-02-24T10:05:12.345Z',
 };
 const exportItem = {
   id: 'exp_0d2e4f6g8h0i2j4k6l8m0n2o',
@@ -376,7 +376,7 @@ export const operationDocs: Record<string, OperationDocs> = {
   listApiKeys: { response: 'A page of API keys, newest first; never their secrets.', example: { data: [apiKey], next_cursor: null } },
   createApiKey: {
     response: 'The key with its secret, shown this once.',
-    request: { scope: 'workflows,tasks:read', name: 'CI' },
+    request: { scope: 'workflows,tasks:read', name: 'CI', expires_at: '2027-02-24T10:05:12.345Z' },
     example: { ...apiKey, key: 'wsk_9Qm2Lx7aEXAMPLEt4Rz8Vb1Nc6Hd0Jf3Kg5Ps2Wq7Ye9Ua' },
   },
   revokeApiKey: { response: 'Revoked: refused from the next request on.' },

@@ -40,7 +40,7 @@ const toKeyResource = (key: Omit<KeySummary, 'organization_id' | 'revoked_at'>) 
   prefix: key.prefix,
   created_at: key.created_at,
   last_used_at: key.last_used_at,
-  expires_at: null,
+  expires_at: key.expires_at,
 });
 
 const toCreatedKeyResource = (created: CreatedKey) => ({
@@ -98,8 +98,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { ser
       response: { 201: CreatedApiKey, ...changeErrors },
     },
     handler: async (request, reply) => {
-      const { scope, name, user_id } = request.body;
-      const created = await services.apiKeys.create(actorOf(request), { scope, name, userId: user_id });
+      const { scope, name, user_id, expires_at } = request.body;
+      const expiresAt = expires_at === undefined || expires_at === null ? null : Date.parse(expires_at);
+      const created = await services.apiKeys.create(actorOf(request), { scope, name, userId: user_id, expiresAt });
       return reply.code(201).send(toCreatedKeyResource(created));
     },
   });

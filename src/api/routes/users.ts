@@ -15,8 +15,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { serv
     config: { auth: { resource: 'users', action: 'read' } },
     schema: { tags, operationId: 'listUsers', summary: 'List members, invited ones included, newest first', querystring: ListUsersQuery, response: { 200: UserList, ...authErrorResponses } },
     handler: async (request) => {
-      const { limit = 20, cursor } = request.query;
-      const page = await users.list(principalOf(request).orgId, { limit, cursor });
+      const { limit = 20, cursor, status } = request.query;
+      const page = await users.list(principalOf(request).orgId, { limit, cursor }, status);
       return toListEnvelope(page);
     },
   });

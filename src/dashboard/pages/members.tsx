@@ -20,7 +20,7 @@ const PAGE_SIZE = 50;
 
 const ROLE_LABELS: Record<Role, string> = { owner: 'Owner', admin: 'Admin', member: 'Member', viewer: 'Viewer' };
 const ROLE_OPTIONS = ROLES.map((role) => ({ value: role, label: ROLE_LABELS[role] }));
-const STATUS_LABELS: Record<User['status'], string> = { active: 'Active', invited: 'Invited' };
+const STATUS_LABELS: Record<User['status'], string> = { active: 'Active', invited: 'Invited', suspended: 'Suspended' };
 
 const RoleField = Type.Union(ROLES.map((role) => Type.Literal(role)));
 const InviteBody = FormBody({ email: FormText(1024), role: RoleField });

@@ -17,6 +17,7 @@ import { accountSecurityMigration } from './014-account-security.js';
 import { singleSignOnMigration } from './015-single-sign-on.js';
 import { runNumbersMigration } from './016-run-numbers.js';
 import { projectCollaboratorsMigration } from './018-project-collaborators.js';
+import { provisioningMigration } from './019-provisioning.js';
 import { signInReviewMigration } from './017-sign-in-review.js';
 
 /**
@@ -45,6 +46,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '016_run_numbers': runNumbersMigration(),
         '017_sign_in_review': signInReviewMigration(dialect),
         '018_project_collaborators': projectCollaboratorsMigration(dialect),
+        '019_provisioning': provisioningMigration(dialect),
       };
     },
   };

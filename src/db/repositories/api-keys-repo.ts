@@ -14,6 +14,7 @@ export interface KeyPrincipalRow {
   user_status: UserStatus;
   org_state: OrgState;
   deletion_at: number | null;
+  expires_at: number | null;
 }
 
 // Runs on every authenticated request.
@@ -22,7 +23,7 @@ const principalByHash = prepared(1, (db, keyHash: string) =>
     .selectFrom('api_keys as k')
     .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.org_id', '=', 'k.org_id'))
     .innerJoin('organizations as o', 'o.id', 'k.org_id')
-    .select(['k.id as key_id', 'k.org_id', 'k.user_id', 'u.email', 'k.scope', 'u.role', 'u.status as user_status', 'o.state as org_state', 'o.deletion_at'])
+    .select(['k.id as key_id', 'k.org_id', 'k.user_id', 'u.email', 'k.scope', 'u.role', 'u.status as user_status', 'o.state as org_state', 'o.deletion_at', 'k.expires_at'])
     .where('k.key_hash', '=', keyHash)
     .where('k.revoked_at', 'is', null),
 );

@@ -24,7 +24,7 @@ const sessionByTokenHash = prepared(1, (db, tokenHash: string) =>
       's.user_agent as s_user_agent', 's.flash as s_flash', 's.stage as s_stage', 's.method as s_method',
       's.confirmed_at as s_confirmed_at', 's.failures as s_failures',
       'u.seq', 'u.id', 'u.org_id', 'u.email', 'u.email_normalized', 'u.name', 'u.role', 'u.status', 'u.password_hash',
-      'u.created_at', 'u.updated_at',
+      'u.created_at', 'u.updated_at', 'u.external_id', 'u.given_name', 'u.family_name', 'u.formatted_name', 'u.provisioned_at',
       'o.name as organization_name', 'o.state as org_state', 'o.deletion_at as org_deletion_at',
       'o.two_step_required_at as org_two_step_required_at',
     ])
@@ -52,6 +52,7 @@ export function sessionsRepository(ctx: RepoContext) {
         user: {
           seq: row.seq, id: row.id, org_id: row.org_id, email: row.email, email_normalized: row.email_normalized, name: row.name,
           role: row.role, status: row.status, password_hash: row.password_hash, created_at: row.created_at, updated_at: row.updated_at,
+          external_id: row.external_id, given_name: row.given_name, family_name: row.family_name, formatted_name: row.formatted_name, provisioned_at: row.provisioned_at,
         },
         organizationName: row.organization_name,
         workspace: { state: row.org_state, deletionAt: row.org_deletion_at },

@@ -1,9 +1,10 @@
-import type { Role, UserRow, UserStatus } from '../schema.js';
+import type { Insertable } from 'kysely';
+import type { Role, UserRow, UsersTable, UserStatus } from '../schema.js';
 import { toPage, type Page, type RepoContext } from './executor.js';
 
 export function usersRepository({ db }: RepoContext) {
   return {
-    async insert(row: Omit<UserRow, 'seq'>): Promise<UserRow> {
+    async insert(row: Insertable<UsersTable>): Promise<UserRow> {
       return db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
     },
 
@@ -30,8 +31,11 @@ export function usersRepository({ db }: RepoContext) {
         .executeTakeFirst();
     },
 
-    async list(orgId: string, limit: number, beforeSeq: number | null): Promise<Page<UserRow>> {
+    /** `listed`: invited and active (GET /v1/users without a status); `all`: every member (the dashboard's table). */
+    async list(orgId: string, limit: number, beforeSeq: number | null, status: UserStatus | 'listed' | 'all' = 'all'): Promise<Page<UserRow>> {
       let query = db.selectFrom('users').selectAll().where('org_id', '=', orgId);
+      if (status === 'listed') query = query.where('status', '!=', 'suspended' satisfies UserStatus);
+      else if (status !== 'all') query = query.where('status', '=', status);
       if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
       const rows = await query.orderBy('seq', 'desc').limit(limit + 1).execute();
       return toPage(rows, limit);

@@ -23,6 +23,8 @@ export interface Principal {
   readonly scope: Scope;
   /** The organisation's lifecycle state when the key was verified (cached principals carry it too). */
   readonly workspace: Workspace;
+  /** When the key expires (ms); null: never. An expired key is refused with its own message (CONTRACT 16). */
+  readonly expiresAt: number | null;
 }
 
 /** Parses a scope string; null when it is not one of the accepted forms. */

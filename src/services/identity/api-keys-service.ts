@@ -25,6 +25,7 @@ export interface CreatedKey {
   user_id: string;
   organization_id: string;
   created_at: string;
+  expires_at: string | null;
 }
 
 export interface KeySummary {
@@ -37,6 +38,8 @@ export interface KeySummary {
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
+  /** Null: the key never expires. */
+  expires_at: string | null;
 }
 
 /** A key as the dashboard lists it: with its owner's e-mail. */
@@ -61,7 +64,27 @@ export function summarizeKey(row: ApiKeyRow): KeySummary {
     created_at: toIso(row.created_at),
     revoked_at: row.revoked_at === null ? null : toIso(row.revoked_at),
     last_used_at: row.last_used_at === null ? null : toIso(row.last_used_at),
+    expires_at: row.expires_at === null ? null : toIso(row.expires_at),
   };
+}
+
+const DAY_MS = 86_400_000;
+/** The organisation's "Maximum API key lifetime" choices, in days (CONTRACT 16); null is none. */
+export const KEY_LIFETIME_LIMITS = [30, 90, 365] as const;
+/** The dashboard's "Expires" choices, in days; null is "Never". */
+export const KEY_EXPIRY_CHOICES = [7, 30, 90, 365] as const;
+
+/**
+ * A key's end, checked against now and the organisation's maximum lifetime (CONTRACT 16): 400 naming
+ * `expires_at` for a past time, or for no end or a later one than the maximum allows.
+ */
+export function checkKeyExpiry(expiresAt: number | null, maxLifetimeDays: number | null, now: number): number | null {
+  if (expiresAt !== null && expiresAt <= now) throw fieldError('expires_at', 'must be in the future');
+  if (maxLifetimeDays === null) return expiresAt;
+  const latest = now + maxLifetimeDays * DAY_MS;
+  if (expiresAt === null) throw fieldError('expires_at', `is required: this organisation's API keys expire within ${maxLifetimeDays} days`);
+  if (expiresAt > latest) throw fieldError('expires_at', `must be at most ${maxLifetimeDays} days from now (the organisation's maximum API key lifetime)`);
+  return expiresAt;
 }
 
 function checkKeyName(name: string | null | undefined): string | null {
@@ -91,11 +114,13 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
   const touching = new Set<Promise<void>>();
 
   /** Inside the caller's transaction: a new `wsk_` key with 256 random bits, only its SHA-256 stored. */
-  async function issue(repos: Repositories, actor: Actor, userId: string, scopeText: string, name: string | null): Promise<CreatedKey> {
+  async function issue(repos: Repositories, actor: Actor, userId: string, scopeText: string, name: string | null, wantedExpiry: number | null = null): Promise<CreatedKey> {
     const scope = parseScope(scopeText);
     if (!scope) throw fieldError('scope', `must be ${SCOPE_HELP}`);
-    const key = `wsk_${randomToken(32)}`;
     const now = clock.now();
+    const org = await repos.organizations.findById(actor.orgId);
+    const expiresAt = checkKeyExpiry(wantedExpiry, org?.max_key_lifetime_days ?? null, now);
+    const key = `wsk_${randomToken(32)}`;
     const row = await repos.apiKeys.insert({
       id: newId('key'),
       org_id: actor.orgId,
@@ -106,14 +131,24 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
       scope: formatScope(scope),
       created_at: now,
       revoked_at: null,
+      expires_at: expiresAt,
     });
     await recordAudit(repos, actor, {
       action: 'api_key.created',
       target: keyTarget(row),
-      changes: createdChanges({ name: row.name, scope: row.scope, user_id: userId }),
+      changes: createdChanges({ name: row.name, scope: row.scope, user_id: userId, expires_at: expiresAt === null ? null : toIso(expiresAt) }),
       at: now,
     });
-    return { id: row.id, key, scope: row.scope, name: row.name, user_id: userId, organization_id: actor.orgId, created_at: toIso(now) };
+    return {
+      id: row.id,
+      key,
+      scope: row.scope,
+      name: row.name,
+      user_id: userId,
+      organization_id: actor.orgId,
+      created_at: toIso(now),
+      expires_at: expiresAt === null ? null : toIso(expiresAt),
+    };
   }
 
   const isManager = (actor: Actor) => actor.type !== 'user' || actor.role === 'owner' || actor.role === 'admin';
@@ -125,7 +160,8 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
      * A signed-in user's key is always their own; an operator names the user (any organisation: the
      * actor is moved into the user's).
      */
-    async create(actor: Actor, input: { scope: string; name?: string | null | undefined; userId?: string | undefined }): Promise<CreatedKey> {
+    /** `expiresAt`: ms since the epoch, or null (never); the organisation's maximum lifetime may require one. */
+    async create(actor: Actor, input: { scope: string; name?: string | null | undefined; userId?: string | undefined; expiresAt?: number | null | undefined }): Promise<CreatedKey> {
       // A person's organisation is known now (403 before 400); an operator's is the named user's, below.
       if (actor.type === 'user') {
         authorize(actor, 'api_keys', 'create');
@@ -145,7 +181,7 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
         const owner = inOrg(actor, user.org_id);
         if (actor.type !== 'user') await requireWritable(repos, owner);
         if (user.status !== 'active') throw errors.conflict('API keys belong to active users only');
-        return issue(repos, owner, user.id, input.scope, name);
+        return issue(repos, owner, user.id, input.scope, name, input.expiresAt ?? null);
       });
     },
 

@@ -47,6 +47,7 @@ export function createAuthService(store: Store): KeyLookup {
       role: row.role,
       scope,
       workspace: { state: row.org_state, deletionAt: row.deletion_at },
+      expiresAt: row.expires_at,
     };
   }
 

@@ -1,7 +1,7 @@
 import { requireConfirmed } from '../identity/confirmation.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { isUniqueViolation } from '../../db/database.js';
-import type { Role, UserRow } from '../../db/schema.js';
+import type { Role, UserRow, UserStatus } from '../../db/schema.js';
 import type { Store } from '../../db/store.js';
 import { errors, fieldError } from '../../errors.js';
 import { EMAIL_MAX_LENGTH, EMAIL_PATTERN } from '../../lib/email.js';
@@ -65,8 +65,9 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
   }
 
   return {
-    async list(orgId: string, page: PageRequest): Promise<PageResult<UserListItem>> {
-      const rows = await store.repos.users.list(orgId, page.limit, decodeCursor(page.cursor));
+    /** GET /v1/users: invited and active members, or only those of `status` (suspended ones only when asked, CONTRACT 16). */
+    async list(orgId: string, page: PageRequest, status?: UserStatus): Promise<PageResult<UserListItem>> {
+      const rows = await store.repos.users.list(orgId, page.limit, decodeCursor(page.cursor), status ?? 'listed');
       return pageResult(rows, toUserListItem);
     },
 
