@@ -17,6 +17,7 @@ import { lazyChildLogger } from './http/lazy-logger.js';
 import { registerMetrics } from './http/metrics.js';
 import { finishDocument } from './api/openapi/document.js';
 import { routes } from './api/routes/index.js';
+import { scimRoutes } from './api/scim/scim-routes.js';
 import { stripeWebhookRoutes } from './api/routes/stripe-webhook.js';
 import { compileValidator, toDetails } from './http/validation.js';
 
@@ -313,6 +314,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   for (const plugin of routes) await app.register(plugin, deps);
   // Without Stripe the path does not exist: the normal 404.
   if (deps.stripe) await app.register(stripeWebhookRoutes, { ...deps, stripe: deps.stripe });
+  await app.register(scimRoutes, { ...deps, prefix: '/scim/v2' });
   await app.register(dashboardPlugin, { ...deps, prefix: '/dashboard' });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -55,6 +55,8 @@ import { noTracing, type Tracing } from './tracing/tracing.js';
 import { createSecretBox, type SecretBox } from './lib/secret-box.js';
 import { eventExamples } from './schemas/events.js';
 import { createWebhookHealthService } from './services/webhooks/webhook-health-service.js';
+import { createScimSettingsService } from './services/provisioning/scim-settings-service.js';
+import { createScimDirectoryService } from './services/provisioning/scim-directory-service.js';
 
 /**
  * The composition root: config in, every long-lived part out, wired by hand. `serve`, `worker`, the
@@ -170,6 +172,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const passwords = createPasswordHasher({ store, ...(options.passwordKdf ? { kdf: options.passwordKdf } : {}) });
   const invitations = createInvitationsService({ store, clock, authEvents, passwords });
   const lifecycle = createLifecycleService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger });
+  const users = createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger });
+  const scimBaseUrl = `${config.publicBaseUrl}/scim/v2`;
   const services: Services = {
     admin: createAdminService({ store, clock, authEvents, apiKeys }),
     apiKeys,
@@ -177,7 +181,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     idempotency: createIdempotencyService({ store, clock, box: secretBox }),
     projects: createProjectsService({ store, clock }),
     collaborators: createCollaboratorsService({ store, clock }),
-    users: createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    users,
     invitations,
     webhooks: createWebhooksService({ store, clock, allowPrivateNetworks: config.webhookAllowPrivateNetworks, secrets: secretBox, eventExamples: eventExamples() }),
     webhookHealth: createWebhookHealthService({ store, clock, mailer, publicBaseUrl: config.publicBaseUrl, log: logger, disableAfterMs: config.webhookDisableAfterMs }),
@@ -195,6 +199,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
     lifecycle,
     deletion: createDeletionService({ store, clock, mailer, authEvents, publicBaseUrl: config.publicBaseUrl, log: logger }),
     exports: createExportsService({ store, clock, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
+    scimSettings: createScimSettingsService({ store, clock, authEvents, baseUrl: scimBaseUrl }),
+    scimDirectory: createScimDirectoryService({ store, clock, authEvents, users, baseUrl: scimBaseUrl }),
     accounts: createAccountsService({ store, clock, sessions, invitations, passwords, mailer, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
     accountSecurity: createAccountSecurityService({ store, clock, box: secretBox, mailer, relyingParty, publicBaseUrl: config.publicBaseUrl, log: logger }),
     sso: createSsoService({ store, clock, box: secretBox, oidc, txt: createTxtLookup(config.dnsServers), sessions, rateLimiter, mailer, authEvents, publicBaseUrl: config.publicBaseUrl, log: logger }),

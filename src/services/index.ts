@@ -26,6 +26,8 @@ import type { LifecycleService } from './lifecycle/lifecycle-service.js';
 import type { DeletionService } from './lifecycle/deletion-service.js';
 import type { ExportsService } from './lifecycle/exports-service.js';
 import type { EventsService } from './events/events-service.js';
+import type { ScimSettingsService } from './provisioning/scim-settings-service.js';
+import type { ScimDirectoryService } from './provisioning/scim-directory-service.js';
 
 /** The services the HTTP layer and the CLI call; built by the container. */
 export interface Services {
@@ -57,4 +59,6 @@ export interface Services {
   lifecycle: LifecycleService;
   deletion: DeletionService;
   exports: ExportsService;
+  scimSettings: ScimSettingsService;
+  scimDirectory: ScimDirectoryService;
 }

@@ -61,6 +61,36 @@ export function apiKeysRepository(ctx: RepoContext) {
       return db.selectFrom('api_keys').selectAll().where('org_id', '=', orgId).orderBy('seq', 'desc').execute();
     },
 
+    /** Revokes every live key of the user (deprovisioning, CONTRACT 16); how many were live. */
+    async revokeForUser(orgId: string, userId: string, at: number): Promise<number> {
+      const result = await db.updateTable('api_keys').set({ revoked_at: at }).where('org_id', '=', orgId).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    /** Live keys that expire before `until` and whose user has not been mailed yet, across organisations (the worker's job). */
+    async expiringUnmailed(now: number, until: number, limit: number): Promise<(ApiKeyRow & { email: string; organization_name: string })[]> {
+      return db
+        .selectFrom('api_keys as k')
+        .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.org_id', '=', 'k.org_id'))
+        .innerJoin('organizations as o', 'o.id', 'k.org_id')
+        .selectAll('k')
+        .select(['u.email', 'o.name as organization_name'])
+        .where('k.revoked_at', 'is', null)
+        .where('k.expiry_mailed_at', 'is', null)
+        .where('k.expires_at', '>', now)
+        .where('k.expires_at', '<=', until)
+        .where('u.status', '=', 'active')
+        .orderBy('k.expires_at')
+        .limit(limit)
+        .execute();
+    },
+
+    /** Marks the notice sent; false when another worker did first. */
+    async markExpiryMailed(orgId: string, keyId: string, at: number): Promise<boolean> {
+      const result = await db.updateTable('api_keys').set({ expiry_mailed_at: at }).where('org_id', '=', orgId).where('id', '=', keyId).where('expiry_mailed_at', 'is', null).executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
     async revoke(orgId: string, keyId: string, at: number): Promise<ApiKeyRow | undefined> {
       return db
         .updateTable('api_keys')

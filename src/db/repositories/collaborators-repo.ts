@@ -48,6 +48,12 @@ export function collaboratorsRepository(ctx: RepoContext) {
       return listed(orgId, projectId).execute();
     },
 
+    /** The user's role on each project they collaborate on. */
+    async rolesOfUser(orgId: string, userId: string): Promise<Map<string, ProjectRole>> {
+      const rows = await db.selectFrom('project_collaborators').select(['project_id', 'role']).where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+      return new Map(rows.map((r) => [r.project_id, r.role]));
+    },
+
     async find(orgId: string, projectId: string, userId: string): Promise<ProjectCollaboratorRow | undefined> {
       return db
         .selectFrom('project_collaborators')

@@ -15,6 +15,11 @@ export function organizationsRepository(ctx: RepoContext) {
     },
 
     /** Since when every member must have a second factor (DASHBOARD 11), or null for no requirement. */
+    /** The owner's provisioning and key settings (CONTRACT 16). */
+    async setSettings(orgId: string, changes: Partial<Pick<OrganizationRow, 'scim_default_role' | 'max_key_lifetime_days'>>): Promise<void> {
+      await db.updateTable('organizations').set(changes).where('id', '=', orgId).execute();
+    },
+
     async setTwoStepRequired(orgId: string, since: number | null): Promise<void> {
       await db.updateTable('organizations').set({ two_step_required_at: since }).where('id', '=', orgId).execute();
     },

@@ -113,6 +113,11 @@ export function projectsRepository(ctx: RepoContext) {
       return projectById.first(ctx, orgId, projectId);
     },
 
+    async findByIds(orgId: string, projectIds: readonly string[]): Promise<ProjectRow[]> {
+      if (projectIds.length === 0) return [];
+      return db.selectFrom('projects').selectAll().where('org_id', '=', orgId).where('id', 'in', [...projectIds]).execute();
+    },
+
     /** A project and the user's own project role on it (null: not a collaborator), in one read. */
     findWithRole(orgId: string, projectId: string, userId: string): Promise<ProjectWithRole | undefined> {
       return projectWithRole.first(ctx, orgId, projectId, userId) as Promise<ProjectWithRole | undefined>;

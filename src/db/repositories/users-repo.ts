@@ -44,7 +44,9 @@ export function usersRepository({ db }: RepoContext) {
     async update(
       orgId: string,
       userId: string,
-      changes: Partial<Pick<UserRow, 'role' | 'status' | 'name' | 'password_hash' | 'email' | 'updated_at'>>,
+      changes: Partial<
+        Pick<UserRow, 'role' | 'status' | 'name' | 'password_hash' | 'email' | 'email_normalized' | 'updated_at' | 'external_id' | 'given_name' | 'family_name' | 'formatted_name' | 'provisioned_at'>
+      >,
     ): Promise<UserRow | undefined> {
       return db
         .updateTable('users')

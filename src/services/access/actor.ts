@@ -40,6 +40,8 @@ export interface OperatorActor {
   readonly type: 'cli' | 'system';
   readonly orgId: string;
   readonly context: ActorContext;
+  /** How the audit log names it when not by its type: a SCIM token's name (CONTRACT 16). */
+  readonly label?: string;
 }
 
 /**
@@ -58,6 +60,11 @@ export function cliActor(orgId: string): OperatorActor {
 
 export function systemActor(orgId: string): OperatorActor {
   return { type: 'system', orgId, context: { source: 'system', ...NO_REQUEST } };
+}
+
+/** The organisation's identity provider, acting through the SCIM token named `tokenName` (audit source `scim`). */
+export function scimActor(orgId: string, tokenName: string, context: Omit<ActorContext, 'source'>): OperatorActor {
+  return { type: 'system', orgId, label: tokenName, context: { ...context, source: 'scim' } };
 }
 
 /** The same operator acting in another organisation (CLI commands that address rows by global id). */

@@ -70,7 +70,19 @@ export type AuditAction =
   | 'export.downloaded'
   | 'audit_log.exported'
   | 'subscription.cancelled'
-  | 'subscription.resumed';
+  | 'subscription.resumed'
+  | 'member.provisioned'
+  | 'member.updated'
+  | 'member.suspended'
+  | 'member.reactivated'
+  | 'scim_group.created'
+  | 'scim_group.updated'
+  | 'scim_group.deleted'
+  | 'scim.token_created'
+  | 'scim.token_revoked'
+  | 'scim.mapping_saved'
+  | 'scim.default_role_changed'
+  | 'organization.key_lifetime_changed';
 
 export interface AuditTarget {
   type: string;
@@ -161,7 +173,7 @@ export async function recordAudit(repos: Repositories, actor: Actor, entry: Audi
     occurred_at: entry.at,
     actor_type: actor.type,
     actor_id: user?.userId ?? null,
-    actor_label: user ? user.label : actor.type,
+    actor_label: user ? user.label : (actor.label ?? actor.type),
     api_key_id: user?.keyId ?? null,
     session_id: user?.sessionId ?? null,
     action: entry.action,

@@ -100,6 +100,7 @@ export function createAdminService({ store, clock, authEvents, apiKeys }: AdminS
         if (!(await repos.organizations.findById(input.orgId))) throw errors.notFound('organization');
         const existing = await repos.users.findByEmail(input.orgId, normalizeEmail(email));
         if (existing?.status === 'active') throw errors.conflict('this e-mail belongs to an active member');
+        if (existing?.status === 'suspended') throw errors.conflict('this e-mail belongs to a suspended member: the identity provider reactivates them');
         if (existing) {
           // An invited user added directly becomes active; the pending invitation link dies.
           await repos.invitations.closeOpenForUser(input.orgId, existing.id, now);

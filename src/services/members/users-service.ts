@@ -19,6 +19,7 @@ import { recordAudit, userTarget } from '../audit/audit-record.js';
 import { normalizeEmail, toUser, toUserListItem } from '../identity/users-view.js';
 import type { UserListItem, User } from '../../schemas/users.js';
 import { requireWritable } from '../access/workspace.js';
+import { MANAGED_BY_PROVIDER, roleIsManaged } from '../provisioning/group-roles.js';
 
 export interface InviteUserInput {
   email: string;
@@ -149,6 +150,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
         const existing = await repos.users.findByEmail(orgId, normalizeEmail(input.email));
         assertOwnerRule(actor, input.role, existing?.role);
         if (existing?.status === 'active') throw errors.conflict('this e-mail belongs to an active member');
+        if (existing?.status === 'suspended') throw errors.conflict('this e-mail belongs to a suspended member: your identity provider reactivates them');
         const user = existing
           ? await repos.users.update(orgId, existing.id, { role: input.role, updated_at: now })
           : await repos.users
@@ -197,6 +199,7 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
         assertOwnerRule(actor, current.role);
         // The same role again: no write, updated_at stays.
         if (current.role === role) return { row: current, changed: false };
+        if (roleIsManaged(current)) throw errors.conflict(MANAGED_BY_PROVIDER);
         if (current.role === 'owner' && isLastOwner(current, await repos.users.countActiveOwners(orgId))) throw errors.conflict(LAST_OWNER);
         const updated = await repos.users.update(orgId, userId, { role, updated_at: now });
         if (!updated) throw errors.notFound('user');
