@@ -1,3 +1,4 @@
+import { KEY_LIFETIME_LIMITS } from './api-keys-service.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Repositories } from '../../db/repositories/index.js';
 import type { PasskeyRow, SessionRow, SignInMethod, UserRow } from '../../db/schema.js';
@@ -313,10 +314,33 @@ export function createAccountSecurityService(deps: AccountSecurityDeps) {
     },
 
     /** Whether the organisation requires two-step verification, and since when. */
-    async requirement(actor: Actor): Promise<{ requiredAt: number | null }> {
+    async requirement(actor: Actor): Promise<{ requiredAt: number | null; maxKeyLifetimeDays: number | null }> {
       const org = await store.repos.organizations.findById(actor.orgId);
       if (!org) throw errors.notFound('organization');
-      return { requiredAt: org.two_step_required_at };
+      return { requiredAt: org.two_step_required_at, maxKeyLifetimeDays: org.max_key_lifetime_days };
+    },
+
+    /**
+     * "Maximum API key lifetime" (owner; CONTRACT 16): from now on a key without an expiry, or with a later one,
+     * is refused at creation. Keys that exist keep their expiry.
+     */
+    async setMaxKeyLifetime(actor: Actor, days: number | null): Promise<void> {
+      if (actor.type === 'user' && actor.role !== 'owner') throw errors.forbidden('only an owner changes the organisation\'s security settings');
+      if (days !== null && !(KEY_LIFETIME_LIMITS as readonly number[]).includes(days)) throw fieldError('max_key_lifetime_days', `must be one of ${KEY_LIFETIME_LIMITS.join(', ')} or none`);
+      const now = clock.now();
+      requireConfirmed(actor, now);
+      await store.transaction(async (repos) => {
+        const org = await repos.organizations.findById(actor.orgId);
+        if (!org) throw errors.notFound('organization');
+        if (org.max_key_lifetime_days === days) return;
+        await repos.organizations.setSettings(actor.orgId, { max_key_lifetime_days: days });
+        await recordAudit(repos, actor, {
+          action: 'organization.key_lifetime_changed',
+          target: { type: 'organization', id: org.id, label: org.name },
+          changes: { max_key_lifetime_days: { old: org.max_key_lifetime_days, new: days } },
+          at: now,
+        });
+      });
     },
 
     /**
