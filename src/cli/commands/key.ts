@@ -5,6 +5,15 @@ import { formatFields, formatTable } from '../output.js';
 import { withContainer } from '../runtime.js';
 
 
+/** `--expires`: whole days from now (`30`, `30d`) or an ISO 8601 time; null when it is neither. */
+export function expiryFrom(value: string, now: number): number | null {
+  const days = /^(\d{1,4})d?$/.exec(value.trim());
+  if (days) return Number(days[1]) > 0 ? now + Number(days[1]) * 86_400_000 : null;
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : at;
+}
+
 export const keyGroup: CommandGroup = {
   name: 'key',
   summary: 'API keys',
@@ -23,10 +32,21 @@ export const keyGroup: CommandGroup = {
           check: (value) => (parseScope(value) ? null : `must be ${SCOPE_HELP}`),
         },
         name: { type: 'string', value: 'LABEL', description: 'a label to recognise the key by' },
+        expires: {
+          type: 'string',
+          value: 'WHEN',
+          description: 'when the key stops working: a number of days (30 or 30d) or an ISO 8601 time; never by default',
+          check: (value) => (expiryFrom(value, Date.now()) === null ? 'must be a number of days (30 or 30d) or an ISO 8601 time' : null),
+        },
       },
       async run(input) {
         const key = await withContainer(input, (c) =>
-          c.services.admin.createKey({ userId: required(input, 'user'), scope: required(input, 'scope'), name: input.options.name }),
+          c.services.admin.createKey({
+            userId: required(input, 'user'),
+            scope: required(input, 'scope'),
+            name: input.options.name,
+            expiresAt: input.options.expires === undefined ? null : expiryFrom(input.options.expires, c.clock.now()),
+          }),
         );
         return {
           data: key,
@@ -35,6 +55,7 @@ export const keyGroup: CommandGroup = {
             ['Scope', key.scope],
             ['Name', key.name],
             ['User', key.user_id],
+            ['Expires', key.expires_at ?? 'never'],
             ['Organization', key.organization_id],
             ['API key', `${key.key}  (shown once: store it now)`],
           ]),
@@ -56,7 +77,7 @@ export const keyGroup: CommandGroup = {
       options: { org: ORG_OPTION },
       async run(input) {
         const keys = await withContainer(input, (c) => c.services.admin.listKeys(required(input, 'org')));
-        return { data: { data: keys }, text: formatTable(keys, ['id', 'prefix', 'scope', 'name', 'user_id', 'created_at', 'revoked_at']) };
+        return { data: { data: keys }, text: formatTable(keys, ['id', 'prefix', 'scope', 'name', 'user_id', 'created_at', 'expires_at', 'revoked_at']) };
       },
     },
   ],

@@ -27,6 +27,7 @@ function lifecycleText(org: OrganizationLifecycle): string {
 }
 
 const SSO_ACTIONS = ['show', 'require', 'unrequire'] as const;
+const SCIM_TOKEN_ACTIONS = ['create', 'list', 'revoke'] as const;
 const DOMAIN_ACTIONS = ['list', 'verify'] as const;
 
 function action<T extends string>(given: string, allowed: readonly T[], path: string): T {
@@ -154,6 +155,52 @@ export const orgGroup: CommandGroup = {
             ...(verb === 'require' ? [['Keys revoked', String(revokedKeys)] as [string, string]] : []),
           ]),
         };
+      },
+    },
+    {
+      name: 'scim-token',
+      summary: "an organisation's SCIM tokens (provisioning): create one, list them, or revoke one",
+      details:
+        'ACTION is create, list or revoke. create needs --name and prints the token once (wss_...); paste it with the base URL into the identity provider. Two tokens may be valid at once, to rotate: create the new one, switch the provider, revoke the old one (--id). Audited (source cli).',
+      positionals: [
+        { name: 'ACTION', description: 'create, list or revoke' },
+        { name: 'ORG', description: 'organisation id (org_...)' },
+      ],
+      options: {
+        name: { type: 'string', value: 'NAME', description: 'what the token is for, e.g. Okta (create)' },
+        id: { type: 'string', value: 'TOKEN_ID', description: 'the token to revoke (sct_...)' },
+      },
+      async run(input) {
+        const verb = action(input.args[0]!, SCIM_TOKEN_ACTIONS, 'org scim-token');
+        const actor = cliActor(input.args[1]!);
+        if (verb === 'create') {
+          const name = input.options.name;
+          if (!name) throw new UsageError('create needs --name NAME', 'org scim-token');
+          const { created, baseUrl } = await withContainer(input, async (c) => ({ created: await c.services.scimSettings.createToken(actor, name), baseUrl: c.services.scimSettings.baseUrl }));
+          return {
+            data: { id: created.id, name: created.name, token: created.token, base_url: baseUrl },
+            text: formatFields([
+              ['SCIM token id', created.id],
+              ['Name', created.name],
+              ['Base URL', baseUrl],
+              ['SCIM token', `${created.token}  (shown once: store it now)`],
+            ]),
+          };
+        }
+        if (verb === 'revoke') {
+          const id = input.options.id;
+          if (!id) throw new UsageError('revoke needs --id TOKEN_ID', 'org scim-token');
+          const revoked = await withContainer(input, (c) => c.services.scimSettings.revokeToken(actor, id));
+          return { data: { id, name: revoked.name, revoked: true }, text: `Revoked SCIM token ${id} (${revoked.name}): refused from the next request on.` };
+        }
+        const tokens = (await withContainer(input, (c) => c.services.scimSettings.listTokens(actor))).map((t) => ({
+          id: t.id,
+          name: t.name,
+          prefix: t.prefix,
+          created_at: toIso(t.createdAt),
+          last_used_at: iso(t.lastUsedAt),
+        }));
+        return { data: { data: tokens }, text: formatTable(tokens, ['id', 'name', 'prefix', 'created_at', 'last_used_at']) };
       },
     },
     {

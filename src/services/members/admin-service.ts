@@ -144,7 +144,7 @@ export function createAdminService({ store, clock, authEvents, apiKeys }: AdminS
     },
 
     /** A key for any active user, from the operator's command line. */
-    async createKey(input: { userId: string; scope: string; name?: string }): Promise<CreatedKey> {
+    async createKey(input: { userId: string; scope: string; name?: string | undefined; expiresAt?: number | null }): Promise<CreatedKey> {
       return apiKeys.create(cliActor(''), input);
     },
 
