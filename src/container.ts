@@ -160,6 +160,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     clock,
     authEvents,
     onTouchError: (err) => logger.warn({ err: (err as Error).message }, 'could not record when an API key was last used'),
+    notices: { mailer, publicBaseUrl: config.publicBaseUrl, log: logger },
   });
   const usage = createUsageService({
     store,

@@ -49,6 +49,7 @@ export function startLifecycleJob(container: Container, options: LifecycleJobOpt
       started = true;
     }
     await deletion.sendDueReminders();
+    await services.apiKeys.sendExpiryNotices();
     while (!job.stopped()) {
       const org = await deletion.claimDue(owner, leaseMs);
       if (!org) break;

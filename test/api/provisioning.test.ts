@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../../src/services/access/actor.js';
 import { hashPassword } from '../../src/lib/crypto.js';
 import { DashboardClient } from '../helpers/dashboard.js';
+import { decodeQuotedPrintable, outboxMessages } from '../helpers/mail-outbox.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from '../helpers/test-env.js';
 
@@ -174,5 +175,28 @@ describe.each(testDialects())('provisioning and key lifetimes (%s)', (dialect) =
     const within = await env.request('POST', '/v1/api-keys', { key: member.key, body: { scope: 'read', expires_at: new Date(clock.now() + 29 * DAY).toISOString() } });
     expect(within.status).toBe(201);
     await env.container.services.accountSecurity.setMaxKeyLifetime(cliActor(org.id), null);
+  });
+
+  it('the key\'s user is mailed once, 7 days before expiry; keys further out, revoked or without an expiry are not', async () => {
+    const member = await org.member('member');
+    const email = (await user(member.userId)).email as string;
+    const create = async (name: string, days: number | null) =>
+      (await env.request('POST', '/v1/api-keys', { key: member.key, body: { scope: 'read', name, ...(days === null ? {} : { expires_at: new Date(clock.now() + days * DAY).toISOString() }) } })).body;
+    await create('Soon', 10);
+    await create('Later', 30);
+    await create('Forever', null);
+    const revoked = await create('Revoked', 8);
+    expect((await env.request('DELETE', `/v1/api-keys/${revoked.id}`, { key: member.key })).status).toBe(204);
+    const apiKeys = env.container.services.apiKeys;
+    const mine = () => outboxMessages(env.dataDir).filter((m) => m.raw.includes(`To: ${email}`)).map((m) => decodeQuotedPrintable(m.raw));
+
+    expect(await apiKeys.sendExpiryNotices()).toBe(0);
+    clock.advance(3 * DAY + 1000);
+    expect(await apiKeys.sendExpiryNotices()).toBe(1);
+    expect(await apiKeys.sendExpiryNotices()).toBe(0);
+    const mails = mine();
+    expect(mails).toHaveLength(1);
+    expect(mails[0]).toContain('API key "Soon" stops working on');
+    expect(mails[0]).toContain('/dashboard/api-keys');
   });
 });

@@ -1,4 +1,7 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { requireConfirmed } from './confirmation.js';
+import { keyExpiryMail } from '../../mail/key-expiry-mail.js';
+import type { Mailer } from '../../mail/mailer.js';
 import type { ApiKeyRow } from '../../db/schema.js';
 import type { Store } from '../../db/store.js';
 import type { Repositories } from '../../db/repositories/index.js';
@@ -101,7 +104,12 @@ export interface ApiKeysServiceDeps {
   authEvents: AuthEvents;
   /** Failures of the background last-used write; it never fails a request. */
   onTouchError?: (err: unknown) => void;
+  /** For the "expires in 7 days" notices; without one, none are sent. */
+  notices?: { mailer: Mailer; publicBaseUrl: string; log: Pick<FastifyBaseLogger, 'error'> };
 }
+
+/** How long before its expiry a key's user is mailed (CONTRACT 16). */
+export const EXPIRY_NOTICE_MS = 7 * 86_400_000;
 
 
 /**
@@ -109,7 +117,7 @@ export interface ApiKeysServiceDeps {
  * key of the organisation; the CLI (an operator) acts for any active user. A key's effective permission is
  * decided at each request from its scope and its user's live role, so nothing here grants more than the role.
  */
-export function createApiKeysService({ store, clock, authEvents, onTouchError }: ApiKeysServiceDeps) {
+export function createApiKeysService({ store, clock, authEvents, onTouchError, notices }: ApiKeysServiceDeps) {
   const lastTouched = new Map<string, number>();
   const touching = new Set<Promise<void>>();
 
@@ -241,6 +249,34 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError }:
           .finally(() => touching.delete(write));
         touching.add(write);
       });
+    },
+
+    /**
+     * Mails the user of every live key that expires within 7 days and was not mailed yet (the worker's
+     * lifecycle job). Each key is marked first, so two workers never both send; a failed send is logged.
+     * Returns how many were sent.
+     */
+    async sendExpiryNotices(limit = 100): Promise<number> {
+      if (!notices) return 0;
+      const now = clock.now();
+      let sent = 0;
+      for (const key of await store.repos.apiKeys.expiringUnmailed(now, now + EXPIRY_NOTICE_MS, limit)) {
+        if (!(await store.repos.apiKeys.markExpiryMailed(key.org_id, key.id, now))) continue;
+        const mail = keyExpiryMail({
+          to: key.email,
+          organizationName: key.organization_name,
+          keyLabel: key.name ?? `${key.key_prefix}…`,
+          expiresAt: new Date(key.expires_at!),
+          keysUrl: `${notices.publicBaseUrl}/dashboard/api-keys`,
+        });
+        try {
+          await notices.mailer.send(mail);
+          sent++;
+        } catch (err) {
+          notices.log.error({ keyId: key.id, orgId: key.org_id, err: { message: (err as Error).message } }, 'the API key expiry notice could not be sent');
+        }
+      }
+      return sent;
     },
 
     /** Waits for last-used writes under way (shutdown: before the database closes). */
