@@ -905,7 +905,7 @@ export interface components {
             created_at: string;
             /** @description Written at most once a minute; null until first used. */
             last_used_at: string | null;
-            /** @description Keys do not expire: always null (revoke a key to end it). */
+            /** @description When the key stops working (401 "API key expired"); null: never. Its user is mailed 7 days before. */
             expires_at: string | null;
         };
         /** ApiKeyList */
@@ -939,8 +939,11 @@ export interface components {
                 /** @description How the target was named at the time. */
                 label: string | null;
             } | null;
-            /** @enum {string} */
-            source: "api" | "dashboard" | "cli" | "system";
+            /**
+             * @description `scim`: the organisation's identity provider, through a SCIM token (the actor label is the token's name).
+             * @enum {string}
+             */
+            source: "api" | "dashboard" | "cli" | "system" | "scim";
             /** @description The client address of the request that made the change. */
             ip: string | null;
             /** @description Its User-Agent. */
@@ -998,6 +1001,8 @@ export interface components {
             name?: string | null;
             /** @description Only the calling key's own user (the default). */
             user_id?: string;
+            /** @description When the key stops working; null or absent: never. Must be in the future, and within the organisation's maximum API key lifetime when an owner set one (400 otherwise). */
+            expires_at?: string | null;
         };
         /** CreateProjectRequest */
         CreateProjectRequest: {
@@ -1070,7 +1075,7 @@ export interface components {
             created_at: string;
             /** @description Written at most once a minute; null until first used. */
             last_used_at: string | null;
-            /** @description Keys do not expire: always null (revoke a key to end it). */
+            /** @description When the key stops working (401 "API key expired"); null: never. Its user is mailed 7 days before. */
             expires_at: string | null;
             /** @description The secret (`wsk_...`): shown in this answer only, stored as a hash. */
             key: string;
@@ -2049,9 +2054,10 @@ export interface components {
         };
         /**
          * UserStatus
+         * @description `suspended`: deprovisioned by the identity provider (SCIM `active: false`); cannot sign in, keys refused.
          * @enum {string}
          */
-        UserStatus: "invited" | "active";
+        UserStatus: "invited" | "active" | "suspended";
         /** Webhook */
         Webhook: {
             /** @example wh_0123456789abcdefghijklmn */
@@ -3627,6 +3633,8 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor from a previous page. */
                 cursor?: string;
+                /** @description Only members of this status. Without it, invited and active members: suspended ones are listed only when asked for (CONTRACT 16). */
+                status?: "invited" | "active" | "suspended";
             };
             header?: never;
             path?: never;
@@ -5429,7 +5437,7 @@ export interface operations {
                      *           "prefix": "wsk_9Qm2Lx7a",
                      *           "created_at": "2026-11-22T10:05:12.345Z",
                      *           "last_used_at": null,
-                     *           "expires_at": null
+                     *           "expires_at": "2027-02-24T10:05:12.345Z"
                      *         }
                      *       ],
                      *       "next_cursor": null
@@ -5461,7 +5469,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "scope": "workflows,tasks:read",
-                 *       "name": "CI"
+                 *       "name": "CI",
+                 *       "expires_at": "2027-02-24T10:05:12.345Z"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateApiKeyRequest"];
@@ -5487,7 +5496,7 @@ export interface operations {
                      *       "prefix": "wsk_9Qm2Lx7a",
                      *       "created_at": "2026-11-22T10:05:12.345Z",
                      *       "last_used_at": null,
-                     *       "expires_at": null,
+                     *       "expires_at": "2027-02-24T10:05:12.345Z",
                      *       "key": "wsk_9Qm2Lx7aEXAMPLEt4Rz8Vb1Nc6Hd0Jf3Kg5Ps2Wq7Ye9Ua"
                      *     }
                      */

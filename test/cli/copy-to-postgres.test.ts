@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openDatabase } from '../../src/db/database.js';
 import { COPIED_TABLES, PROCESS_TABLES, SQLITE_ONLY_TABLES } from '../../src/db/maintenance/table-plan.js';
-import { cliActor } from '../../src/services/access/actor.js';
+import { cliActor, scimActor } from '../../src/services/access/actor.js';
 import { BIN, cliEnv, cliJson, runCli, startServe, type ServeProcess } from '../helpers/cli.js';
 import { DashboardClient } from '../helpers/dashboard.js';
 import { deliverEveryEvent } from '../helpers/event-flows.js';
@@ -207,6 +207,12 @@ describe('copy-to-postgres from a service that has been used', () => {
     await db.insertInto('sso_domains').values({ id: 'dom_copytest', org_id: b.id, domain: 'copy.example', token: 'token', created_at: now - HOUR, verified_at: now - HOUR, last_checked_at: now - HOUR, missing_since: null }).execute();
     await db.insertInto('sso_identities').values({ id: 'idn_copytest', org_id: b.id, connection_id: 'sso_copytest', issuer: 'https://idp.example', subject: 'sub', user_id: b.ownerId, email: 'a@b.example', created_at: now - HOUR, last_sign_in_at: now - HOUR }).execute();
     await db.insertInto('sso_attempts').values({ state_hash: 'c'.repeat(64), org_id: b.id, connection_id: 'sso_copytest', purpose: 'sign_in', binding: 'b'.repeat(64), code_verifier: 'v', nonce: 'n', user_id: null, next: null, expires_at: now + HOUR }).execute();
+
+    // Provisioning (CONTRACT 16): a SCIM token, a group with a member, mapped to a role and a project role.
+    await s.scimSettings.createToken(owner, 'Okta');
+    const betaMembers = await s.users.list(b.id, { limit: 10 });
+    const group = await s.scimDirectory.createGroup(scimActor(b.id, 'Okta', { ip: null, userAgent: null, requestId: null }), { displayName: 'Engineering', members: [{ value: betaMembers.items[0]!.id }] });
+    await s.scimSettings.saveMapping(owner, { groupId: String(group.id), orgRole: null, projectId: bProject.id, projectRole: 'viewer' });
 
     beta = { id: b.id, key: b.ownerKey, ownerId: b.ownerId, webhookId: hook.id, retrying: retrying!.id, fresh: fresh!.id, failed: failed!.id, waitingRun: waitingRun.id, queuedRun: queuedRun.id };
     for (const [who, key, url] of LISTS()) before[`${who} ${url}`] = await pages((u) => testEnv.request('GET', u, { key }), url);

@@ -5,7 +5,7 @@ import { hashPassword } from '../../src/lib/crypto.js';
 import { newId } from '../../src/lib/ids.js';
 import { DAY_MS } from '../../src/lib/time.js';
 import { startLifecycleJob } from '../../src/worker/lifecycle-job.js';
-import { cliActor } from '../../src/services/access/actor.js';
+import { cliActor, scimActor } from '../../src/services/access/actor.js';
 import { recordAttempt } from '../helpers/attempts.js';
 import { DashboardClient, type PageResponse } from '../helpers/dashboard.js';
 import { decodeQuotedPrintable, outboxMessages } from '../helpers/mail-outbox.js';
@@ -108,6 +108,10 @@ async function populate(env: TestEnv, clock: ManualClock, name: string): Promise
   const workflow = await s.workflows.create(actor, project.id, { name: 'Review', steps: [{ type: 'task', title: 'Check', assignee_id: member.userId }] });
   await s.workflows.startRun(actor, workflow.id);
   await s.tasks.create(actor, project.id, { title: 'By hand' });
+  // Provisioning (CONTRACT 16): a SCIM token, a group with a member, mapped to a project role.
+  await s.scimSettings.createToken(actor, 'Okta');
+  const group = await s.scimDirectory.createGroup(scimActor(org.id, 'Okta', { ip: null, userAgent: null, requestId: null }), { displayName: 'Engineering', members: [{ value: member.userId }] });
+  await s.scimSettings.saveMapping(actor, { groupId: String(group.id), orgRole: null, projectId: project.id, projectRole: 'viewer' });
   for (const outcome of ['success', 'failure', 'failure'] as const) await recordAttempt(env, org.id, webhook.id, clock.now() - 10 * 60_000, outcome);
   await s.replayJobs.start(actor, webhook.id, clock.now() - 60 * 60_000);
 

@@ -1,7 +1,7 @@
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
-import { cliActor } from '../../src/services/access/actor.js';
+import { cliActor, scimActor } from '../../src/services/access/actor.js';
 import { EXPORT_LEASE_MS, EXPORT_RETENTION_MS, type ExportManifest } from '../../src/services/lifecycle/exports-service.js';
 import { DashboardClient, tableRows, textOf } from '../helpers/dashboard.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from '../helpers/https-receiver.js';
@@ -23,6 +23,8 @@ const FILES = [
   'project_collaborators.ndjson',
   'users.ndjson',
   'api_keys.ndjson',
+  'scim_tokens.ndjson',
+  'scim_groups.ndjson',
   'webhooks.ndjson',
   'workflows.ndjson',
   'runs.ndjson',
@@ -143,6 +145,13 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       // One private project with a collaborator (CONTRACT 15): the export holds both.
       await services.collaborators.put(actor, projects[2]!.id, member.userId, 'editor');
       await services.projects.update(actor, projects[2]!.id, { visibility: 'private' });
+      // Provisioning (CONTRACT 16): a SCIM token, and a group with a member, mapped to a role and a project role.
+      const scimToken = await services.scimSettings.createToken(cliActor(org.id), 'Okta');
+      const group = await services.scimDirectory.createGroup(scimActor(org.id, 'Okta', { ip: null, userAgent: null, requestId: null }), {
+        displayName: 'Engineering',
+        members: [{ value: member.userId }],
+      });
+      await services.scimSettings.saveMapping(cliActor(org.id), { groupId: String(group.id), orgRole: 'member', projectId: projects[0]!.id, projectRole: 'editor' });
       const workflow = await services.workflows.create(actor, projects[0]!.id, {
         name: 'Review',
         steps: [
@@ -268,8 +277,16 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       );
       expect(exportedKeys.find((k) => k.id === viewer.keyId).revoked_at).not.toBeNull();
       for (const k of exportedKeys) {
-        expect(Object.keys(k).sort()).toEqual(['created_at', 'id', 'last_used_at', 'name', 'organization_id', 'prefix', 'revoked_at', 'scope', 'user_id']);
+        expect(Object.keys(k).sort()).toEqual(['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'organization_id', 'prefix', 'revoked_at', 'scope', 'user_id']);
       }
+
+      const exportedTokens = ndjson(zip, 'scim_tokens.ndjson');
+      expect(exportedTokens.map((t) => [t.id, t.name])).toEqual([[scimToken.id, 'Okta']]);
+      expect(Object.keys(exportedTokens[0]).sort()).toEqual(['created_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at']);
+      const exportedGroups = ndjson(zip, 'scim_groups.ndjson');
+      expect(exportedGroups).toEqual([
+        expect.objectContaining({ id: group.id, display_name: 'Engineering', org_role: 'member', member_ids: [member.userId], project_roles: [{ project_id: projects[0]!.id, role: 'editor' }] }),
+      ]);
 
       const exportedWebhooks = ndjson(zip, 'webhooks.ndjson');
       expect(exportedWebhooks.map((w) => [w.id, w.url, w.events])).toEqual([
@@ -328,8 +345,9 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       expect(downloaded[0]).toMatchObject({ actor_id: admin.userId, target_id: ready.id, source: 'dashboard', session_id: browser.sessionId });
 
       // No secret, hashed or plain, anywhere: not in the ZIP's bytes, not in any file once inflated.
-      const secrets = new Set<string>([org.ownerKey, admin.key, member.key, viewer.key, givenSecret, password, invitationToken, ...browser.cookies.values()]);
+      const secrets = new Set<string>([org.ownerKey, admin.key, member.key, viewer.key, givenSecret, password, invitationToken, scimToken.token, ...browser.cookies.values()]);
       const hashed = await Promise.all([
+        db.selectFrom('scim_tokens').select('token_hash as v').where('org_id', '=', org.id).execute(),
         db.selectFrom('api_keys').select('key_hash as v').where('org_id', '=', org.id).execute(),
         db.selectFrom('users').select('password_hash as v').where('org_id', '=', org.id).execute(),
         db.selectFrom('sessions').select('token_hash as v').where('org_id', '=', org.id).execute(),

@@ -3,9 +3,9 @@ import type { DB, DeliveryAttemptRow, RunStepRow, TaskRow } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
 /** The tables an export walks, each by its `seq`. */
-export type ExportTable = 'projects' | 'project_collaborators' | 'users' | 'api_keys' | 'webhooks' | 'workflows' | 'workflow_runs' | 'tasks' | 'deliveries' | 'audit_log';
+export type ExportTable = 'projects' | 'project_collaborators' | 'users' | 'api_keys' | 'scim_tokens' | 'scim_groups' | 'webhooks' | 'workflows' | 'workflow_runs' | 'tasks' | 'deliveries' | 'audit_log';
 
-export const EXPORT_TABLES: readonly ExportTable[] = ['projects', 'project_collaborators', 'users', 'api_keys', 'webhooks', 'workflows', 'workflow_runs', 'tasks', 'deliveries', 'audit_log'];
+export const EXPORT_TABLES: readonly ExportTable[] = ['projects', 'project_collaborators', 'users', 'api_keys', 'scim_tokens', 'scim_groups', 'webhooks', 'workflows', 'workflow_runs', 'tasks', 'deliveries', 'audit_log'];
 
 export type ExportTableRow<T extends ExportTable> = Selectable<DB[T]>;
 
@@ -46,6 +46,16 @@ export function exportReadsRepository(ctx: RepoContext) {
         .limit(limit)
         .execute();
       return rows as unknown as ExportTableRow<T>[];
+    },
+
+    /** The members and project mappings of these SCIM groups. */
+    async scimGroupParts(orgId: string, groupIds: readonly string[]) {
+      if (groupIds.length === 0) return { members: [], projects: [] };
+      const [members, projects] = await Promise.all([
+        db.selectFrom('scim_group_members').select(['group_id', 'user_id']).where('org_id', '=', orgId).where('group_id', 'in', groupIds).orderBy('seq').execute(),
+        db.selectFrom('scim_group_projects').select(['group_id', 'project_id', 'role']).where('org_id', '=', orgId).where('group_id', 'in', groupIds).orderBy('seq').execute(),
+      ]);
+      return { members, projects };
     },
 
     /** The steps of these runs, by run then position. */

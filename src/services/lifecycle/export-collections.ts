@@ -1,5 +1,6 @@
 import type { ExportReadsRepository, ExportTable, ExportTableRow } from '../../db/repositories/export-reads-repo.js';
-import type { DeliveryAttemptRow, DeliveryRow, RunRow, RunStepRow, TaskRow } from '../../db/schema.js';
+import type { DeliveryAttemptRow, DeliveryRow, RunRow, RunStepRow, ScimGroupRow, TaskRow } from '../../db/schema.js';
+import { toIso } from '../../lib/time.js';
 import { summarizeKey } from '../identity/api-keys-service.js';
 import { toAuditEntryView } from '../audit/audit-service.js';
 import { toAttempt, toDelivery } from '../webhooks/deliveries-service.js';
@@ -18,7 +19,7 @@ import { toWorkflow } from '../workflows/workflows-service.js';
  * `toWorkflow`, the run and delivery details), so the export format is the API's documented format:
  * no password hash, key hash, webhook secret or session token exists in any of these shapes.
  */
-export const EXPORT_COLLECTIONS = ['projects', 'project_collaborators', 'users', 'api_keys', 'webhooks', 'workflows', 'runs', 'tasks', 'deliveries', 'audit_log'] as const;
+export const EXPORT_COLLECTIONS = ['projects', 'project_collaborators', 'users', 'api_keys', 'scim_tokens', 'scim_groups', 'webhooks', 'workflows', 'runs', 'tasks', 'deliveries', 'audit_log'] as const;
 
 export type ExportCollection = (typeof EXPORT_COLLECTIONS)[number];
 
@@ -86,11 +87,35 @@ async function deliveryRecords(rows: DeliveryRow[], reads: ExportReadsRepository
   });
 }
 
+const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(ms));
+
+/** SCIM groups with their members and the owner's mapping of them to roles (CONTRACT 16). */
+async function scimGroupRecords(rows: ScimGroupRow[], reads: ExportReadsRepository, orgId: string) {
+  const { members, projects } = await reads.scimGroupParts(orgId, rows.map((r) => r.id));
+  const membersOf = groupBy(members, (m) => m.group_id);
+  const projectsOf = groupBy(projects, (p) => p.group_id);
+  return rows.map((g) => ({
+    id: g.id,
+    display_name: g.display_name,
+    external_id: g.external_id,
+    org_role: g.org_role,
+    project_roles: (projectsOf.get(g.id) ?? []).map((p) => ({ project_id: p.project_id, role: p.role })),
+    member_ids: (membersOf.get(g.id) ?? []).map((m) => m.user_id),
+    created_at: toIso(g.created_at),
+    updated_at: toIso(g.updated_at),
+  }));
+}
+
 const SPECS: Record<ExportCollection, CollectionSpec> = {
   projects: spec('projects', DEFAULT_PAGE, (rows) => rows.map(toProject)),
   project_collaborators: spec('project_collaborators', DEFAULT_PAGE, (rows) => rows.map(toCollaboratorRecord)),
   users: spec('users', DEFAULT_PAGE, (rows) => rows.map(toUser)),
   api_keys: spec('api_keys', DEFAULT_PAGE, (rows) => rows.map(summarizeKey)),
+  // The token's name and dates; never its hash.
+  scim_tokens: spec('scim_tokens', DEFAULT_PAGE, (rows) =>
+    rows.map((t) => ({ id: t.id, name: t.name, prefix: t.token_prefix, created_at: toIso(t.created_at), last_used_at: isoOrNull(t.last_used_at), revoked_at: isoOrNull(t.revoked_at) })),
+  ),
+  scim_groups: spec('scim_groups', DEFAULT_PAGE, scimGroupRecords),
   webhooks: spec('webhooks', DEFAULT_PAGE, (rows) => rows.map(toWebhook)),
   workflows: spec('workflows', DEFAULT_PAGE, (rows) => rows.map(toWorkflow)),
   runs: spec('workflow_runs', DEFAULT_PAGE, runRecords),
