@@ -1,7 +1,7 @@
 /** A secret shown once, on the page the action lands on, then gone (DASHBOARD 1, 4, 6). */
 export interface FlashSecret {
   /** What it is, so only the page that shows this kind reads it. */
-  kind: 'api_key' | 'webhook_secret' | 'rotated_secret' | 'recovery_codes';
+  kind: 'api_key' | 'webhook_secret' | 'rotated_secret' | 'recovery_codes' | 'scim_token';
   /** The id of what it belongs to (the key, the subscription). */
   id: string;
   value: string;

@@ -378,7 +378,7 @@ describe.each(testDialects())('dashboard: API keys (%s)', (dialect) => {
     expect(row).not.toMatch(/never/);
     // Created and last used moments ago: the exact time, and "(just now)" under it, both on the page.
     const time = '\\d{1,2} [A-Z][a-z]{2} \\d{4}, \\d\\d:\\d\\d UTC \\(just now\\)';
-    expect(row).toMatch(new RegExp(` ${time} ${time} Revoke$`));
+    expect(row).toMatch(new RegExp(` ${time} ${time} Never Revoke$`));
     expect(page.text).toMatch(/<time datetime="[^"]+" title="\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d:\d\d UTC">\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC<\/time><span class="relative"> \(just now\)<\/span>/);
   });
 

@@ -42,6 +42,8 @@ const BANNER_PAGES: PageCase[] = [
   { route: '/account/security/recovery-codes', url: () => '/dashboard/account/security/recovery-codes' },
   { route: '/settings/security', url: () => '/dashboard/settings/security' },
   { route: '/settings/sso', url: () => '/dashboard/settings/sso' },
+  { route: '/settings/scim', url: () => '/dashboard/settings/scim' },
+  { route: '/settings/scim/tokens/:id/revoke', url: (w) => `/dashboard/settings/scim/tokens/${w.scimTokenId}/revoke` },
   { route: '/billing', url: () => '/dashboard/billing' },
   { route: '/export', url: () => '/dashboard/export' },
 ];
@@ -104,6 +106,10 @@ const REFUSED_FORMS: PageCase[] = [
   { route: '/settings/sso/domains/verify', url: () => '/dashboard/settings/sso/domains/verify', fields: () => ({ domain: 'late.example' }) },
   { route: '/settings/sso/domains/remove', url: () => '/dashboard/settings/sso/domains/remove', fields: () => ({ domain: 'late.example' }) },
   { route: '/settings/sso/require', url: () => '/dashboard/settings/sso/require', fields: () => ({ required: 'on' }) },
+  // Provisioning's settings (DASHBOARD 14) too; revoking a SCIM token stays open (taking access away).
+  { route: '/settings/scim/tokens', url: () => '/dashboard/settings/scim/tokens', fields: () => ({ name: 'Late' }) },
+  { route: '/settings/scim/mappings', url: () => '/dashboard/settings/scim/mappings', fields: (w) => ({ group: w.scimGroupId, org_role: 'admin' }) },
+  { route: '/settings/scim/default-role', url: () => '/dashboard/settings/scim/default-role', fields: () => ({ default_role: 'viewer' }) },
 ];
 
 /**
@@ -123,6 +129,8 @@ const ALLOWED_FORMS = [
   // account" change no workspace data (test/dashboard/sso.test.ts, test/dashboard/sign-in-review.test.ts); members are not created on
   // first sign-in while read-only.
   '/login/sso', '/settings/sso/test', '/sso/confirm', '/sso/link',
+  // Revoking a SCIM token takes access away (test/dashboard/scim.test.ts).
+  '/settings/scim/tokens/:id/revoke',
 ];
 /**
  * Pages open without a session (no workspace to show), file downloads, and the cancellation's confirmation

@@ -1,6 +1,6 @@
 import type { Container } from '../../src/container.js';
 import type { Role } from '../../src/db/schema.js';
-import { cliActor, FULL_SCOPE, type UserActor } from '../../src/services/access/actor.js';
+import { cliActor, FULL_SCOPE, scimActor, type UserActor } from '../../src/services/access/actor.js';
 import { latestInvitationToken } from './mail-outbox.js';
 import type { TestEnv, TestOrg } from './test-env.js';
 
@@ -104,6 +104,10 @@ export interface ReadOnlyWorld {
   viewer: { userId: string; key: string; keyId: string };
   /** The owner's key limited to reads. */
   readKey: { key: string; keyId: string };
+  /** A SCIM token (and its secret) and a group the provider pushed (CONTRACT 16). */
+  scimTokenId: string;
+  scimToken: string;
+  scimGroupId: string;
 }
 
 export async function buildReadOnlyWorld(env: TestEnv, orgName = 'Readonly Co'): Promise<ReadOnlyWorld> {
@@ -156,6 +160,8 @@ export async function buildReadOnlyWorld(env: TestEnv, orgName = 'Readonly Co'):
   const approvalTaskId = detail.steps[0]!.task_id;
   if (!approvalTaskId) throw new Error('the run did not start its approval');
   const task = await s.tasks.create(owner, project.id, { title: 'Write the notes', assignee_id: member.userId });
+  const scimToken = await s.scimSettings.createToken(cliActor(org.id), 'Okta');
+  const scimGroup = await s.scimDirectory.createGroup(scimActor(org.id, 'Okta', { ip: null, userAgent: null, requestId: null }), { displayName: 'Engineering' });
 
   return {
     org,
@@ -177,5 +183,8 @@ export async function buildReadOnlyWorld(env: TestEnv, orgName = 'Readonly Co'):
     admin,
     viewer,
     readKey: { key: read.key, keyId: read.id },
+    scimTokenId: scimToken.id,
+    scimToken: scimToken.token,
+    scimGroupId: String(scimGroup.id),
   };
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DomainError, errors } from '../../errors.js';
-import type { CreatedKey, KeyListItem } from '../../services/identity/api-keys-service.js';
+import { KEY_EXPIRY_CHOICES, type CreatedKey, type KeyListItem } from '../../services/identity/api-keys-service.js';
 import { parseScope } from '../../services/access/permissions.js';
 import { RESOURCE_KINDS, type ResourceKind } from '../../schemas/access.js';
 import type { AppDeps } from '../../http/app-deps.js';
@@ -9,7 +9,7 @@ import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext 
 import { flashSecret } from '../flash.js';
 import { isWritable } from '../../services/access/workspace.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ConfirmActions, Email, errorFor, Field, RadioGroup, Table, Time, type FormError } from '../views/components.js';
+import { ConfirmActions, Email, errorFor, Field, RadioGroup, Select, Table, Time, type FormError } from '../views/components.js';
 import { Layout, type Viewer } from '../views/layout.js';
 
 const HERE = '/dashboard/api-keys';
@@ -44,9 +44,16 @@ const LEVEL_OPTIONS: readonly { value: Level; label: string }[] = [
 const AccessField = Type.Optional(Type.Union(ACCESS_OPTIONS.map((o) => Type.Literal(o.value))));
 const LevelField = Type.Optional(Type.Union(LEVEL_OPTIONS.map((o) => Type.Literal(o.value))));
 
+/** "Expires" (DASHBOARD 14): days, or never. */
+const EXPIRY_OPTIONS: readonly { value: string; label: string; days: number | null }[] = [
+  ...KEY_EXPIRY_CHOICES.map((days) => ({ value: String(days), label: days === 365 ? '1 year' : `${days} days`, days })),
+  { value: 'never', label: 'Never', days: null },
+];
+
 const CreateKeyBody = FormBody({
   name: FormText(1024),
   access: AccessField,
+  expires: Type.Optional(Type.Union(EXPIRY_OPTIONS.map((o) => Type.Literal(o.value)))),
   ...Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, LevelField])),
 });
 
@@ -57,12 +64,19 @@ const KeyParams = Type.Object({ id: Type.String({ maxLength: 128 }) });
 interface KeyForm {
   name: string;
   access: Access | undefined;
+  expires: string;
   levels: Record<ResourceKind, Level>;
 }
 
 const noLevels = () => Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, 'none'])) as Record<ResourceKind, Level>;
 
-const EMPTY_FORM: KeyForm = { name: '', access: 'full', levels: noLevels() };
+const EMPTY_FORM: KeyForm = { name: '', access: 'full', expires: 'never', levels: noLevels() };
+
+/** The choices the organisation's maximum lifetime leaves (CONTRACT 16), and the one preselected. */
+function expiryChoices(maxDays: number | null) {
+  const options = EXPIRY_OPTIONS.filter((o) => maxDays === null || (o.days !== null && o.days <= maxDays));
+  return { options, preselected: maxDays === null ? 'never' : options[options.length - 1]!.value };
+}
 
 /** The contract's scope string for the form's choices (CONTRACT 9); '' when nothing is granted. */
 export function scopeFromForm(form: KeyForm): string {
@@ -87,9 +101,9 @@ export function accessInWords(scopeText: string): string {
 
 const isManager = (viewer: Viewer) => viewer.role === 'owner' || viewer.role === 'admin';
 
-function KeysTable({ keys, viewer }: { keys: readonly KeyListItem[]; viewer: Viewer }) {
+function KeysTable({ keys, viewer, now }: { keys: readonly KeyListItem[]; viewer: Viewer; now: number }) {
   const showOwner = isManager(viewer);
-  const headers = ['Name', 'Prefix', 'Access', ...(showOwner ? ['Owner'] : []), 'Created', 'Last used', 'Actions'];
+  const headers = ['Name', 'Prefix', 'Access', ...(showOwner ? ['Owner'] : []), 'Created', 'Last used', 'Expires', 'Actions'];
   return (
     <Table caption="API keys" captionHidden headers={headers} empty="No API keys yet.">
       {keys.map((key) => (
@@ -106,6 +120,7 @@ function KeysTable({ keys, viewer }: { keys: readonly KeyListItem[]; viewer: Vie
           <td>
             <Time iso={key.last_used_at} />
           </td>
+          <td>{key.expires_at !== null && Date.parse(key.expires_at) <= now ? <strong>Expired</strong> : <Time iso={key.expires_at} absolute never="Never" />}</td>
           <td>
             <a href={`${HERE}/${encodeURIComponent(key.id)}/revoke`}>Revoke</a>
           </td>
@@ -115,13 +130,17 @@ function KeysTable({ keys, viewer }: { keys: readonly KeyListItem[]; viewer: Vie
   );
 }
 
-function CreateKeyForm({ form, errors: formErrors, csrf }: { form: KeyForm; errors: readonly FormError[]; csrf: string }) {
+function CreateKeyForm({ form, errors: formErrors, csrf, maxDays }: { form: KeyForm; errors: readonly FormError[]; csrf: string; maxDays: number | null }) {
+  const expiry = expiryChoices(maxDays);
+  const chosen = expiry.options.some((o) => o.value === form.expires) ? form.expires : expiry.preselected;
   return (
     <section aria-labelledby="create-key-title" class="panel">
       <h2 id="create-key-title">Create API key</h2>
       <form method="post" action={HERE}>
         <input type="hidden" name="_csrf" value={csrf} />
         <Field id="name" label="Name" value={form.name} error={errorFor(formErrors, 'name')} hint="Optional: what the key is for." maxLength={255} autocomplete="off" />
+        <Select id="expires" label="Expires" options={expiry.options} value={chosen} error={errorFor(formErrors, 'expires')} />
+        {maxDays !== null ? <p class="hint">This organisation's keys expire within {maxDays} days.</p> : null}
         <RadioGroup legend="Access" name="access" options={ACCESS_OPTIONS} value={form.access} error={errorFor(formErrors, 'access')} />
         <div class="restricted">
           <p class="hint">With Restricted access, choose what the key may do with each kind of resource.</p>
@@ -155,11 +174,14 @@ function NewKey({ created }: { created: { key: string } }) {
 interface ApiKeysViewProps {
   page: PageContext;
   keys: readonly KeyListItem[];
+  /** The organisation's maximum key lifetime in days, or null. */
+  maxDays: number | null;
+  now: number;
   form?: KeyForm;
   errors?: readonly FormError[];
 }
 
-function ApiKeysView({ page, keys, form = EMPTY_FORM, errors: formErrors = [] }: ApiKeysViewProps) {
+function ApiKeysView({ page, keys, maxDays, now, form = EMPTY_FORM, errors: formErrors = [] }: ApiKeysViewProps) {
   const created = flashSecret(page.viewer.flash, 'api_key');
   return (
     <Layout title="API keys" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={formErrors}>
@@ -169,9 +191,9 @@ function ApiKeysView({ page, keys, form = EMPTY_FORM, errors: formErrors = [] }:
           ? 'Every API key of the organisation, with the member it belongs to.'
           : 'Your API keys. A key acts as you, within your current role.'}
       </p>
-      <KeysTable keys={keys} viewer={page.viewer} />
+      <KeysTable keys={keys} viewer={page.viewer} now={now} />
       {/* A read-only workspace takes no new keys (revoking stays open); the banner says why. */}
-      {isWritable(page.actor) ? <CreateKeyForm form={form} errors={formErrors} csrf={page.csrf} /> : null}
+      {isWritable(page.actor) ? <CreateKeyForm form={form} errors={formErrors} csrf={page.csrf} maxDays={maxDays} /> : null}
     </Layout>
   );
 }
@@ -189,34 +211,38 @@ function formErrorsOf(err: DomainError, form: KeyForm): FormError[] {
       return { field: 'access', message };
     }
     if (d.field === 'name') return { field: 'name', message: `Name ${d.message}` };
+    if (d.field === 'expires_at') return { field: 'expires', message: `Expires: the key ${d.message.replace(/^is required: /, 'needs an expiry: ')}` };
     return { field: null, message: `${d.field} ${d.message}` };
   });
 }
 
 /** DASHBOARD 4: a member's own keys (admins and owners: every key of the organisation), created and revoked here. */
-export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services }) => {
+export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { services, clock }) => {
   const apiKeys = services.apiKeys;
+  const now = () => clock?.now() ?? Date.now();
+  const maxDaysOf = async (page: PageContext) => (await services.accountSecurity.requirement(page.actor)).maxKeyLifetimeDays;
 
   // A new key's secret reaches this page once, through the session's one-time slot: a reload shows the
   // list, never the key, and never makes a second one.
   app.get('/api-keys', { schema: pageSchema() }, async (request, reply) => {
     const page = pageContext(request);
-    const keys = await apiKeys.list(page.actor);
-    return sendPage(reply, <ApiKeysView page={page} keys={keys} />);
+    const [keys, maxDays] = await Promise.all([apiKeys.list(page.actor), maxDaysOf(page)]);
+    return sendPage(reply, <ApiKeysView page={page} keys={keys} maxDays={maxDays} now={now()} />);
   });
 
   app.post('/api-keys', { schema: { hide: true, body: CreateKeyBody, response: htmlResponses } }, async (request, reply) => {
     const page = pageContext(request);
-    const { name = '', access } = request.body;
+    const { name = '', access, expires = 'never' } = request.body;
     const given = request.body as Partial<Record<ResourceKind, Level>>;
-    const form: KeyForm = { name, access, levels: Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, given[kind] ?? 'none'])) as Record<ResourceKind, Level> };
+    const form: KeyForm = { name, access, expires, levels: Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, given[kind] ?? 'none'])) as Record<ResourceKind, Level> };
     let created: CreatedKey;
     try {
-      created = await apiKeys.create(page.actor, { scope: scopeFromForm(form), name });
+      const days = EXPIRY_OPTIONS.find((o) => o.value === expires)?.days ?? null;
+      created = await apiKeys.create(page.actor, { scope: scopeFromForm(form), name, expiresAt: days === null ? null : now() + days * 86_400_000 });
     } catch (error) {
       const err = pageRefusal(reply, error, [400, 403, 409]);
-      const keys = await apiKeys.list(page.actor);
-      return sendPage(reply, <ApiKeysView page={page} keys={keys} form={form} errors={formErrorsOf(err, form)} />, err.status);
+      const [keys, maxDays] = await Promise.all([apiKeys.list(page.actor), maxDaysOf(page)]);
+      return sendPage(reply, <ApiKeysView page={page} keys={keys} maxDays={maxDays} now={now()} form={form} errors={formErrorsOf(err, form)} />, err.status);
     }
     return seeOther(reply, HERE, {
       notice: `API key ${created.name ? `"${created.name}" ` : ''}created.`,

@@ -22,6 +22,7 @@ import { securityPages } from './security.js';
 import { securitySettingsPages } from './security-settings.js';
 import { twoStepPages } from './two-step.js';
 import { ssoPages } from './sso.js';
+import { scimPages } from './scim.js';
 
 /** Every page module of the dashboard, registered under /dashboard. */
-export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, webhookSettingsPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages, billingPortalPages, twoStepPages, securityPages, securitySettingsPages, ssoPages];
+export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, webhookSettingsPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages, billingPortalPages, twoStepPages, securityPages, securitySettingsPages, ssoPages, scimPages];

@@ -57,15 +57,19 @@ interface MembersViewProps {
   twoStep: Set<string>;
   /** Members linked to the organisation's single sign-on (which counts as two-step: DASHBOARD 12). */
   linked: Set<string>;
+  /** Members whose role the identity provider manages (CONTRACT 16): marked "Provisioned", their role not offered. */
+  managed: Set<string>;
+  /** Members the provider created or claimed. */
+  provisioned: Set<string>;
   cursor?: string | undefined;
   invite?: InviteForm;
   errors?: readonly FormError[];
 }
 
 /** The rules decide which controls a row offers; a row without one says why in a line. */
-function RoleCell({ page, user, activeOwners, roleOptions, formErrors }: { page: PageContext; user: User; activeOwners: number; roleOptions: readonly { value: Role; label: string }[]; formErrors: readonly FormError[] }) {
+function RoleCell({ page, user, activeOwners, roleOptions, formErrors, managed }: { page: PageContext; user: User; activeOwners: number; roleOptions: readonly { value: Role; label: string }[]; formErrors: readonly FormError[]; managed: boolean }) {
   const { actor, csrf } = page;
-  const refusal = memberChangeRefusal(actor, user, activeOwners, 'change_role');
+  const refusal = memberChangeRefusal(actor, { ...user, managed }, activeOwners, 'change_role');
   if (!canChange(actor, 'users', 'update') || refusal) {
     return (
       <>
@@ -111,7 +115,7 @@ function ActionsCell({ page, user, activeOwners }: { page: PageContext; user: Us
 }
 
 function StatusCell({ user, expiries }: { user: User; expiries: Map<string, number> }) {
-  if (user.status === 'active') return <>{STATUS_LABELS.active}</>;
+  if (user.status !== 'invited') return <>{STATUS_LABELS[user.status]}</>;
   const expiresAt = expiries.get(user.id);
   if (expiresAt === undefined) return <>{STATUS_LABELS.invited}</>;
   const iso = new Date(expiresAt).toISOString();
@@ -133,7 +137,7 @@ function twoStepWords(factor: boolean, sso: boolean): string {
   return factor ? 'On' : 'Off';
 }
 
-function MembersView({ page, members, activeOwners, expiries, twoStep, linked, cursor, invite = EMPTY_INVITE, errors: formErrors = [] }: MembersViewProps) {
+function MembersView({ page, members, activeOwners, expiries, twoStep, linked, managed, provisioned, cursor, invite = EMPTY_INVITE, errors: formErrors = [] }: MembersViewProps) {
   const { actor, csrf } = page;
   // Only what the rules let this viewer do is offered; the services refuse the rest anyway.
   const canInvite = canChange(actor, 'users', 'create');
@@ -178,12 +182,13 @@ function MembersView({ page, members, activeOwners, expiries, twoStep, linked, c
             <td>
               {user.name ?? <span class="muted">{user.status === 'invited' ? 'Not accepted yet' : 'No name set'}</span>}
               {user.id === page.viewer.userId ? <span class="muted"> (you)</span> : null}
+              {provisioned.has(user.id) ? <span class="badge">Provisioned</span> : null}
             </td>
             <td class="email">
               <Email address={user.email} />
             </td>
             <td>
-              <RoleCell page={page} user={user} activeOwners={activeOwners} roleOptions={roleOptions} formErrors={formErrors} />
+              <RoleCell page={page} user={user} activeOwners={activeOwners} roleOptions={roleOptions} formErrors={formErrors} managed={managed.has(user.id)} />
             </td>
             <td>
               <StatusCell user={user} expiries={expiries} />
@@ -218,7 +223,7 @@ function MembersView({ page, members, activeOwners, expiries, twoStep, linked, c
         <p>
           {page.actor.role === 'owner' ? (
             <>
-              <a href="/dashboard/settings/security">Organisation security</a> ·{' '}
+              <a href="/dashboard/settings/security">Organisation security</a> · <a href="/dashboard/settings/scim">Provisioning (SCIM)</a> ·{' '}
             </>
           ) : null}
           <a href="/dashboard/settings/sso">Single sign-on</a>
@@ -240,13 +245,14 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     const members = await users.listMembers(page.actor.orgId, { limit: PAGE_SIZE, cursor });
     const invited = members.items.filter((u) => u.status === 'invited').map((u) => u.id);
     const ids = members.items.map((u) => u.id);
-    const [activeOwners, expiries, twoStep, linked] = await Promise.all([
+    const [activeOwners, expiries, twoStep, linked, provisioning] = await Promise.all([
       users.activeOwnerCount(page.actor.orgId),
       users.invitationExpiries(page.actor.orgId, invited),
       services.accountSecurity.membersWithTwoStep(page.actor, ids),
       services.sso.linkedMembers(page.actor, ids),
+      users.provisioning(page.actor.orgId, ids),
     ]);
-    return { members, activeOwners, expiries, twoStep, linked };
+    return { members, activeOwners, expiries, twoStep, linked, ...provisioning };
   }
   const firstPage = (page: PageContext) => listing(page);
 

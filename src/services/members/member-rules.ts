@@ -39,8 +39,10 @@ export interface MemberChangeRefusal {
  * Why the actor may not change this member's role or remove them, or null when they may (the read-only
  * state is the workspace's rule, said by its banner).
  */
-export function memberChangeRefusal(actor: Actor, member: { role: Role; status: UserStatus }, activeOwners: number, change: MemberChange): MemberChangeRefusal | null {
+export function memberChangeRefusal(actor: Actor, member: { role: Role; status: UserStatus; managed?: boolean }, activeOwners: number, change: MemberChange): MemberChangeRefusal | null {
   if (!can(actor, 'users', change === 'remove' ? 'delete' : 'update')) return { message: 'Admins and owners manage members.', lastOwner: false };
+  // CONTRACT 16: a provisioned member's role follows their groups at the identity provider.
+  if (change === 'change_role' && member.managed) return { message: 'Managed by your identity provider: change their groups there.', lastOwner: false };
   if (!ownerRuleAllows(actor, member.role)) return { message: 'Only an owner can change or remove an owner.', lastOwner: false };
   if (isLastOwner(member, activeOwners)) {
     const message =

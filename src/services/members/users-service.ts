@@ -116,6 +116,13 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
       return names;
     },
 
+    /** Among these members, who was provisioned by SCIM, and whose role the provider therefore manages (CONTRACT 16). */
+    async provisioning(orgId: string, userIds: readonly string[]): Promise<{ provisioned: Set<string>; managed: Set<string> }> {
+      const rows = await store.repos.users.findByIds(orgId, [...new Set(userIds)]);
+      const provisioned = rows.filter((u) => u.provisioned_at !== null);
+      return { provisioned: new Set(provisioned.map((u) => u.id)), managed: new Set(provisioned.filter(roleIsManaged).map((u) => u.id)) };
+    },
+
     /** How many active owners the organisation has: what the last-owner rule counts. */
     async activeOwnerCount(orgId: string): Promise<number> {
       return store.repos.users.countActiveOwners(orgId);

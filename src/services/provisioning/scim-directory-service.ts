@@ -11,6 +11,7 @@ import { normalizeEmail } from '../identity/users-view.js';
 import { isLastOwner, LAST_OWNER } from '../members/member-rules.js';
 import type { UsersService } from '../members/users-service.js';
 import { syncProvisionedRoles } from './group-roles.js';
+import { requireWritable } from '../access/workspace.js';
 import {
   applyPatch,
   displayNameOf,
@@ -92,6 +93,9 @@ export function createScimDirectoryService({ store, clock, authEvents, users, ba
       formatted_name: input.formatted,
       updated_at: now,
     };
+    // While read-only (DASHBOARD 10) the provider may still take access away, nothing else.
+    const suspending = current !== null && !input.active && current.status !== 'suspended';
+    if (!suspending) await requireWritable(repos, actor);
     if (current === null) {
       const org = await repos.organizations.findById(orgId);
       const row = await repos.users
@@ -160,6 +164,7 @@ export function createScimDirectoryService({ store, clock, authEvents, users, ba
   /** Writes a group's name and members; returns the users whose membership changed (their roles follow). */
   async function writeGroup(repos: Repositories, actor: Actor, groupId: string | null, input: ScimGroupInput, now: number): Promise<{ id: string; touched: string[] }> {
     const orgId = actor.orgId;
+    await requireWritable(repos, actor);
     const normalized = normalizeGroupName(input.displayName);
     const clash = await repos.scim.findGroupByName(orgId, normalized);
     if (clash && clash.id !== groupId) throw scimFaults.uniqueness(`a group named ${input.displayName} exists`);
@@ -298,6 +303,7 @@ export function createScimDirectoryService({ store, clock, authEvents, users, ba
       const changed = await store.transaction(async (repos) => {
         await repos.organizations.lock(actor.orgId);
         const group = await requireGroup(repos, actor.orgId, id);
+        await requireWritable(repos, actor);
         const members = (await groupMembers(repos, actor.orgId, id)).map((m) => m.user_id);
         await repos.scim.deleteGroup(actor.orgId, id);
         await recordAudit(repos, actor, { action: 'scim_group.deleted', target: { type: 'scim_group', id, label: group.display_name }, changes: { members: { old: members.length, new: null } }, at: now });

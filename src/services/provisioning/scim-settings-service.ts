@@ -11,6 +11,7 @@ import { actingRole, type Actor } from '../access/actor.js';
 import { recordAudit } from '../audit/audit-record.js';
 import { requireConfirmed } from '../identity/confirmation.js';
 import { syncProvisionedRoles } from './group-roles.js';
+import { requireWritable } from '../access/workspace.js';
 
 /** Two tokens live at once: the one in use and its replacement (CONTRACT 16's rotation). */
 export const SCIM_TOKENS_LIVE = 2;
@@ -85,6 +86,7 @@ export function createScimSettingsService({ store, clock, authEvents, baseUrl }:
     const now = clock.now();
     const changed = await store.transaction(async (repos) => {
       await repos.organizations.lock(actor.orgId);
+      await requireWritable(repos, actor);
       await change(repos, now);
       return syncProvisionedRoles(repos, actor, await userIds(repos), now);
     });
@@ -147,6 +149,7 @@ export function createScimSettingsService({ store, clock, authEvents, baseUrl }:
       const tokenName = checkName(name);
       return store.transaction(async (repos) => {
         await repos.organizations.lock(actor.orgId);
+        await requireWritable(repos, actor);
         const live = await repos.scim.liveTokens(actor.orgId);
         if (live.length >= SCIM_TOKENS_LIVE) throw errors.conflict(`at most ${SCIM_TOKENS_LIVE} SCIM tokens are valid at once: revoke the old one first`);
         const token = `wss_${randomToken(32)}`;
@@ -171,7 +174,7 @@ export function createScimSettingsService({ store, clock, authEvents, baseUrl }:
       return rows.map((t) => ({ id: t.id, name: t.name, prefix: t.token_prefix, createdAt: t.created_at, lastUsedAt: t.last_used_at }));
     },
 
-    /** Refused from the next request on: tokens are looked up on every SCIM call, never cached. */
+    /** Refused from the next request on: tokens are looked up on every SCIM call, never cached. Allowed while read-only (taking access away). */
     async revokeToken(actor: Actor, tokenId: string): Promise<{ name: string }> {
       requireOwner(actor);
       const now = clock.now();
