@@ -83,6 +83,9 @@ describe.each(testDialects())('dashboard: provisioning and key lifetimes (%s)', 
     expect(noticeOf(saved.text)).toContain("Mapping saved. 1 member's role changed.");
     expect(tableRows(saved.text, 'Groups').find((r) => r.startsWith('Ops'))).toContain('Admin; Editor on Runbooks');
     expect((await env.request('GET', `/v1/users/${user.id}`, { key: org.ownerKey })).body.role).toBe('admin');
+    // "Unchanged" keeps the organisation role while the project role changes.
+    const kept = await owner.follow(await owner.post(`${PAGE}/mappings`, { group: group.id, org_role: 'keep', project: project.id, project_role: 'manager' }));
+    expect(tableRows(kept.text, 'Groups').find((r) => r.startsWith('Ops'))).toContain('Admin; Manager on Runbooks');
 
     const members = await owner.get('/dashboard/members');
     const row = tableRows(members.text, 'Members').find((r) => r.includes('pat.provisioned@example.com'))!;

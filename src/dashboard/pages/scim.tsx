@@ -17,7 +17,7 @@ const PROJECT_ROLE_WORDS: Record<ProjectRole, string> = { viewer: 'Viewer', edit
 const TokenBody = FormBody({ name: FormText(200) });
 const MappingBody = FormBody({
   group: Type.String({ maxLength: 128 }),
-  org_role: Type.Union([Type.Literal('none'), ...SCIM_GROUP_ROLES.map((r) => Type.Literal(r))]),
+  org_role: Type.Union([Type.Literal('keep'), Type.Literal('none'), ...SCIM_GROUP_ROLES.map((r) => Type.Literal(r))]),
   project: Type.Optional(Type.String({ maxLength: 128 })),
   project_role: Type.Optional(Type.Union([Type.Literal('none'), ...PROJECT_ROLES.map((r) => Type.Literal(r))])),
 });
@@ -122,7 +122,12 @@ function ScimView({ page, view, projects }: { page: PageContext; view: ScimSetti
           <form method="post" action={`${HERE}/mappings`} class="mapping-form">
             <CsrfField token={csrf} />
             <Select id="group" label="Group" options={groupOptions} />
-            <Select id="org_role" label="Organisation role" options={[{ value: 'none', label: 'None' }, ...SCIM_GROUP_ROLES.map((r) => ({ value: r, label: ROLE_WORDS[r] }))]} value="none" />
+            <Select
+              id="org_role"
+              label="Organisation role"
+              options={[{ value: 'keep', label: 'Unchanged' }, { value: 'none', label: 'None' }, ...SCIM_GROUP_ROLES.map((r) => ({ value: r, label: ROLE_WORDS[r] }))]}
+              value="keep"
+            />
             <Select id="project" label="Project" options={[{ value: '', label: 'No project' }, ...projects.map((p) => ({ value: p.id, label: p.name }))]} value="" />
             <Select id="project_role" label="Project role" options={[{ value: 'none', label: 'None (remove)' }, ...PROJECT_ROLES.map((r) => ({ value: r, label: PROJECT_ROLE_WORDS[r] }))]} value="none" />
             <button type="submit">Save mapping</button>
@@ -196,7 +201,7 @@ export const scimPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
     const { group, org_role, project, project_role } = request.body;
     const changed = await scim.saveMapping(pageContext(request).actor, {
       groupId: group,
-      orgRole: org_role === 'none' ? null : org_role,
+      orgRole: org_role === 'keep' ? undefined : org_role === 'none' ? null : org_role,
       projectId: project ? project : null,
       projectRole: project_role === undefined || project_role === 'none' ? null : project_role,
     });

@@ -187,12 +187,13 @@ export function createScimSettingsService({ store, clock, authEvents, baseUrl }:
     },
 
     /**
-     * "Save mapping": the group's organisation role (null: none), and optionally a project role on one project
-     * (`projectRole` null removes that project's mapping). The group's members' roles follow at once.
+     * "Save mapping": the group's organisation role (null: none; undefined: unchanged), and optionally a project
+     * role on one project (`projectRole` null removes that project's mapping). The group's members' roles follow
+     * at once. Returns how many members' organisation roles changed.
      */
-    async saveMapping(actor: Actor, input: { groupId: string; orgRole: ScimGroupRole | null; projectId?: string | null; projectRole?: ProjectRole | null }): Promise<number> {
+    async saveMapping(actor: Actor, input: { groupId: string; orgRole?: ScimGroupRole | null | undefined; projectId?: string | null; projectRole?: ProjectRole | null }): Promise<number> {
       requireOwner(actor);
-      if (input.orgRole !== null && !SCIM_GROUP_ROLES.includes(input.orgRole)) throw fieldError('org_role', 'must be viewer, member or admin (a group never makes owners)');
+      if (input.orgRole !== undefined && input.orgRole !== null && !SCIM_GROUP_ROLES.includes(input.orgRole)) throw fieldError('org_role', 'must be viewer, member or admin (a group never makes owners)');
       if (input.projectRole && !PROJECT_ROLES.includes(input.projectRole)) throw fieldError('project_role', 'must be viewer, editor or manager');
       if (input.projectRole && !input.projectId) throw fieldError('project', 'is required with a project role');
       return resync(
@@ -202,7 +203,7 @@ export function createScimSettingsService({ store, clock, authEvents, baseUrl }:
           const group = await repos.scim.findGroup(actor.orgId, input.groupId);
           if (!group) throw errors.notFound('group');
           const changes: Record<string, { old: unknown; new: unknown }> = {};
-          if (group.org_role !== input.orgRole) {
+          if (input.orgRole !== undefined && group.org_role !== input.orgRole) {
             await repos.scim.updateGroup(actor.orgId, group.id, { org_role: input.orgRole, updated_at: now });
             changes.org_role = { old: group.org_role, new: input.orgRole };
           }
