@@ -253,4 +253,32 @@ describe.each(testDialects())('SCIM 2.0 (%s)', (dialect) => {
     expectScimError(await scim('DELETE', `/Users/${org.ownerId}`), 409);
     expect((await env.request('GET', `/v1/users/${org.ownerId}`, { key: org.ownerKey })).body.status).toBe('active');
   });
+
+  it('100 requests a second per organisation: the next is 429 with Retry-After in the SCIM schema; another organisation is not slowed', async () => {
+    const busy = await env.createOrg('Busy');
+    const busyToken = (await env.container.services.scimSettings.createToken(cliActor(busy.id), 'Okta')).token;
+    const answers = await Promise.all(Array.from({ length: 101 }, () => scim('GET', '/Users?count=1', undefined, busyToken)));
+    const limited = answers.filter((r) => r.status === 429);
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(100);
+    expect(limited).toHaveLength(1);
+    expectScimError(limited[0]!, 429);
+    expect(Number(limited[0]!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect((await scim('GET', '/Users?count=1', undefined, otherToken)).status).toBe(200);
+  });
+
+  it('a group cannot hold another organisation\'s member; while read-only the provider may suspend, and nothing else', async () => {
+    const outsider = (await env.request('GET', `/v1/users/${other.ownerId}`, { key: other.ownerKey })).body.id as string;
+    expectScimError(await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Mixed', members: [{ value: outsider }] }), 400, 'invalidValue');
+
+    const closing = await env.createOrg('Closing');
+    const closingToken = (await env.container.services.scimSettings.createToken(cliActor(closing.id), 'Okta')).token;
+    const member = (await scim('POST', '/Users', { schemas: [USER], userName: 'leaving.soon@example.com' }, closingToken)).body;
+    await env.container.services.lifecycle.cancel(cliActor(closing.id));
+    expectScimError(await scim('POST', '/Users', { schemas: [USER], userName: 'too.late@example.com' }, closingToken), 403);
+    expectScimError(await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Late' }, closingToken), 403);
+    const suspended = await scim('PATCH', `/Users/${member.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: false } }] }, closingToken);
+    expect(suspended.status, suspended.text).toBe(200);
+    expect(suspended.body.active).toBe(false);
+    expectScimError(await scim('PATCH', `/Users/${member.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', value: { active: true } }] }, closingToken), 403);
+  });
 });

@@ -165,6 +165,8 @@ export function createSsoSignInService(deps: SsoSignInDeps) {
     let user: UserRow;
     let way: LinkWay;
     if (existing) {
+      // Suspended by the identity provider's provisioning (CONTRACT 16): no way in, not even a first link.
+      if (existing.status === 'suspended') throw askAnAdministrator(org.name);
       if (!vouched) {
         const why = claims.emailVerified !== true ? 'the identity provider did not confirm this email address (email_verified)' : `${domain} is not a verified domain of ${org.name}`;
         throw new DomainError(403, 'sso_not_linked', `${org.name} has a member with this email, but ${why}, so single sign-on cannot be linked to it. Ask an administrator of ${org.name}.`);
