@@ -1,4 +1,5 @@
-import type { ProjectRole, ScimGroupRole, ScimGroupRow, ScimTokenRow, UserRow } from '../schema.js';
+import type { Selectable, SelectQueryBuilder } from 'kysely';
+import type { DB, ProjectRole, ScimGroupRole, ScimGroupRow, ScimTokenRow, UserRow } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
 /** What a SCIM list asks of users: each field compared for equality (`userName` case-insensitively, by the caller). */
@@ -18,6 +19,15 @@ export interface GroupMapping {
   groupId: string;
   orgRole: ScimGroupRole | null;
   projects: { projectId: string; role: ProjectRole }[];
+}
+
+/** A SCIM list's page (by index, oldest first) and how many rows match in all: `totalResults`. */
+async function countedPage<T extends 'users' | 'scim_groups'>(base: SelectQueryBuilder<DB, T, object>, offset: number, limit: number) {
+  const [count, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    limit === 0 ? Promise.resolve([]) : base.selectAll().orderBy('seq').offset(offset).limit(limit).execute(),
+  ]);
+  return { total: Number((count as { n: number | string }).n), rows: rows as unknown as Selectable<DB[T]>[] };
 }
 
 /** SCIM tokens, groups, their members and the owner's mapping of groups to roles (CONTRACT 16); always within one organisation. */
@@ -64,11 +74,7 @@ export function scimRepository({ db }: RepoContext) {
       if (query.emailNormalized !== undefined) base = base.where('email_normalized', '=', query.emailNormalized);
       if (query.externalId !== undefined) base = base.where('external_id', '=', query.externalId);
       if (query.id !== undefined) base = base.where('id', '=', query.id);
-      const [count, rows] = await Promise.all([
-        base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-        limit === 0 ? Promise.resolve([]) : base.selectAll().orderBy('seq').offset(offset).limit(limit).execute(),
-      ]);
-      return { total: Number(count.n), rows };
+      return countedPage(base, offset, limit);
     },
 
     async groups(orgId: string, query: ScimGroupQuery, offset: number, limit: number): Promise<{ total: number; rows: ScimGroupRow[] }> {
@@ -76,11 +82,7 @@ export function scimRepository({ db }: RepoContext) {
       if (query.displayNameNormalized !== undefined) base = base.where('display_name_normalized', '=', query.displayNameNormalized);
       if (query.externalId !== undefined) base = base.where('external_id', '=', query.externalId);
       if (query.id !== undefined) base = base.where('id', '=', query.id);
-      const [count, rows] = await Promise.all([
-        base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-        limit === 0 ? Promise.resolve([]) : base.selectAll().orderBy('seq').offset(offset).limit(limit).execute(),
-      ]);
-      return { total: Number(count.n), rows };
+      return countedPage(base, offset, limit);
     },
 
     async allGroups(orgId: string): Promise<ScimGroupRow[]> {
