@@ -199,4 +199,24 @@ describe.each(testDialects())('provisioning and key lifetimes (%s)', (dialect) =
     expect(mails[0]).toContain('API key "Soon" stops working on');
     expect(mails[0]).toContain('/dashboard/api-keys');
   });
+
+  it('a group pushed with 1,200 members is stored whole (written in slices), and emptied by one PATCH', async () => {
+    const now = clock.now();
+    const ids: string[] = [];
+    await env.container.store.transaction(async (repos) => {
+      for (let i = 0; i < 1200; i++) {
+        const row = await repos.users.insert({
+          id: `user_bulk${String(i).padStart(19, '0')}`, org_id: org.id, email: `bulk${i}@example.com`, email_normalized: `bulk${i}@example.com`,
+          name: null, role: 'member', status: 'active', password_hash: null, created_at: now, updated_at: now, provisioned_at: now,
+        });
+        ids.push(row.id);
+      }
+    });
+    const group = await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Everyone', members: ids.map((value) => ({ value })) });
+    expect(group.status, group.text.slice(0, 300)).toBe(201);
+    expect(group.body.members).toHaveLength(1200);
+    const emptied = await scim('PATCH', `/Groups/${group.body.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'members', value: [] }] });
+    expect(emptied.status, emptied.text.slice(0, 300)).toBe(200);
+    expect(emptied.body.members).toEqual([]);
+  });
 });

@@ -269,6 +269,7 @@ describe.each(testDialects())('cli against a database (%s)', (dialect) => {
       user_id: member.id,
       organization_id: org.organization.id,
       created_at: expect.any(String),
+      expires_at: null,
     });
 
     const server = await served();

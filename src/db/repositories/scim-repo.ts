@@ -125,12 +125,14 @@ export function scimRepository({ db }: RepoContext) {
     },
 
     async addMembers(orgId: string, groupId: string, userIds: readonly string[], at: number): Promise<void> {
-      if (userIds.length === 0) return;
-      await db
-        .insertInto('scim_group_members')
-        .values(userIds.map((userId) => ({ org_id: orgId, group_id: groupId, user_id: userId, created_at: at })))
-        .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing())
-        .execute();
+      // In slices: a group pushed with thousands of members would pass SQLite's limit of bound values.
+      for (let i = 0; i < userIds.length; i += 500) {
+        await db
+          .insertInto('scim_group_members')
+          .values(userIds.slice(i, i + 500).map((userId) => ({ org_id: orgId, group_id: groupId, user_id: userId, created_at: at })))
+          .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing())
+          .execute();
+      }
     },
 
     async removeMembers(orgId: string, groupId: string, userIds: readonly string[]): Promise<void> {

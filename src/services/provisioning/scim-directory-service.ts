@@ -173,7 +173,11 @@ export function createScimDirectoryService({ store, clock, authEvents, users, ba
     if (unknown.length > 0) throw scimFaults.invalidValue(`no user with id ${unknown[0]}: members are the organisation's users`);
 
     let id = groupId;
-    let before: string[] = [];
+    // Sets, not lists: a provider's group can hold thousands of members.
+    const wanted = new Set(input.memberIds);
+    const before = new Set(id === null ? [] : (await groupMembers(repos, orgId, id)).map((m) => m.user_id));
+    const added = input.memberIds.filter((u) => !before.has(u));
+    const removed = [...before].filter((u) => !wanted.has(u));
     if (id === null) {
       const row = await repos.scim
         .insertGroup({ id: newId('grp'), org_id: orgId, display_name: input.displayName, display_name_normalized: normalized, external_id: input.externalId, org_role: null, created_at: now, updated_at: now })
@@ -184,18 +188,13 @@ export function createScimDirectoryService({ store, clock, authEvents, users, ba
       await recordAudit(repos, actor, { action: 'scim_group.created', target: { type: 'scim_group', id, label: input.displayName }, changes: createdChanges({ members: input.memberIds.length }), at: now });
     } else {
       const current = (await repos.scim.findGroup(orgId, id))!;
-      before = (await groupMembers(repos, orgId, id)).map((m) => m.user_id);
       await repos.scim.updateGroup(orgId, id, { display_name: input.displayName, display_name_normalized: normalized, external_id: input.externalId, updated_at: now });
-      const added = input.memberIds.filter((u) => !before.includes(u));
-      const removed = before.filter((u) => !input.memberIds.includes(u));
       const changes: Record<string, { old: unknown; new: unknown }> = {};
       if (current.display_name !== input.displayName) changes.display_name = { old: current.display_name, new: input.displayName };
       if (added.length > 0) changes.members_added = { old: null, new: added.length };
       if (removed.length > 0) changes.members_removed = { old: null, new: removed.length };
       if (Object.keys(changes).length > 0) await recordAudit(repos, actor, { action: 'scim_group.updated', target: { type: 'scim_group', id, label: input.displayName }, changes, at: now });
     }
-    const added = input.memberIds.filter((u) => !before.includes(u));
-    const removed = before.filter((u) => !input.memberIds.includes(u));
     await repos.scim.addMembers(orgId, id, added, now);
     await repos.scim.removeMembers(orgId, id, removed);
     return { id, touched: [...added, ...removed] };
