@@ -85,9 +85,7 @@ function ScimView({ page, view, projects }: { page: PageContext; view: ScimSetti
                 <Time iso={t.lastUsedAt === null ? null : new Date(t.lastUsedAt).toISOString()} />
               </td>
               <td>
-                <a href={`${HERE}/tokens/${encodeURIComponent(t.id)}/revoke`} aria-label={`Revoke ${t.name}`}>
-                  Revoke
-                </a>
+                <a href={`${HERE}/tokens/${encodeURIComponent(t.id)}/revoke`}>Revoke</a>
               </td>
             </tr>
           ))}
