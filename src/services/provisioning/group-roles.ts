@@ -36,7 +36,12 @@ export async function syncProvisionedRoles(repos: Repositories, actor: Actor, us
   const groupsOf = await repos.scim.groupsOfUsers(orgId, provisioned.map((u) => u.id));
   const mappedProjects = new Set<string>();
   for (const mapping of mappings.values()) for (const p of mapping.projects) mappedProjects.add(p.projectId);
-  const projectNames = mappedProjects.size > 0 ? new Map((await repos.projects.findByIds(orgId, [...mappedProjects])).map((p) => [p.id, p.name])) : new Map<string, string>();
+  // Read once, and only when a collaborator row is written: most syncs change no project role.
+  let projectNames: Map<string, string> | undefined;
+  const projectTarget = async (projectId: string) => {
+    projectNames ??= new Map((await repos.projects.findByIds(orgId, [...mappedProjects])).map((p) => [p.id, p.name]));
+    return { type: 'project', id: projectId, label: projectNames.get(projectId) ?? projectId };
+  };
 
   const changed: string[] = [];
   for (const user of provisioned) {
@@ -62,7 +67,7 @@ export async function syncProvisionedRoles(repos: Repositories, actor: Actor, us
       const want = wanted.get(projectId);
       const have = current.get(projectId);
       if (want === have) continue;
-      const target = { type: 'project', id: projectId, label: projectNames.get(projectId) ?? projectId };
+      const target = await projectTarget(projectId);
       if (want !== undefined && have === undefined) {
         await repos.collaborators.insert({ org_id: orgId, project_id: projectId, user_id: user.id, role: want, created_at: now, updated_at: now });
         await recordAudit(repos, actor, { action: 'project.collaborator_added', target, changes: { collaborator: { old: null, new: user.email }, role: { old: null, new: want } }, at: now });

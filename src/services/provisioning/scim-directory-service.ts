@@ -73,10 +73,18 @@ export function createScimDirectoryService({ store, clock, authEvents, users, ba
   }
 
   /**
-   * Writes a provider's view of a member (create, PUT or PATCH) in the caller's transaction. Returns the row
-   * and whether its principals must be forgotten (status or role changed).
+   * Writes a provider's view of a member (create, PUT or PATCH) in the caller's transaction. Returns the row,
+   * whether its principals must be forgotten (status or e-mail changed), and whether this write made the member
+   * provisioned (only then can their role differ from what their groups say: a new member starts in no group,
+   * with the default role).
    */
-  async function writeUser(repos: Repositories, actor: Actor, current: UserRow | null, input: ScimUserInput, now: number): Promise<{ row: UserRow; announce: boolean }> {
+  async function writeUser(
+    repos: Repositories,
+    actor: Actor,
+    current: UserRow | null,
+    input: ScimUserInput,
+    now: number,
+  ): Promise<{ row: UserRow; announce: boolean; claimed: boolean }> {
     const orgId = actor.orgId;
     const emailNormalized = normalizeEmail(input.email);
     if (current === null || current.email_normalized !== emailNormalized) {
@@ -113,7 +121,7 @@ export function createScimDirectoryService({ store, clock, authEvents, users, ba
           throw isUniqueViolation(err) ? scimFaults.uniqueness(`userName ${input.email} belongs to another member`) : err;
         });
       await recordAudit(repos, actor, { action: 'member.provisioned', target: userTarget(row), changes: createdChanges({ role: row.role, status: row.status, external_id: row.external_id }), at: now });
-      return { row, announce: false };
+      return { row, announce: false, claimed: false };
     }
 
     // An invited member the provider claims becomes active at once (no invitation is needed any more).
@@ -140,15 +148,15 @@ export function createScimDirectoryService({ store, clock, authEvents, users, ba
     } else if (Object.keys(changes).length > 0) {
       await recordAudit(repos, actor, { action: 'member.updated', target: userTarget(row), changes, at: now });
     }
-    return { row, announce: current.status !== status || current.email !== row.email };
+    return { row, announce: current.status !== status || current.email !== row.email, claimed: current.provisioned_at === null };
   }
 
-  async function finishUser(actor: Actor, work: (repos: Repositories, now: number) => Promise<{ row: UserRow; announce: boolean }>): Promise<Json> {
+  async function finishUser(actor: Actor, work: (repos: Repositories, now: number) => Promise<{ row: UserRow; announce: boolean; claimed: boolean }>): Promise<Json> {
     const now = clock.now();
     const { row, announce } = await store.transaction(async (repos) => {
       await repos.organizations.lock(actor.orgId);
       const result = await work(repos, now);
-      const changed = await syncProvisionedRoles(repos, actor, [result.row.id], now);
+      const changed = result.claimed ? await syncProvisionedRoles(repos, actor, [result.row.id], now) : [];
       const fresh = changed.length > 0 ? await requireUser(repos, actor.orgId, result.row.id) : result.row;
       return { row: fresh, announce: result.announce || changed.length > 0 };
     });
