@@ -18,6 +18,8 @@ import { registerMetrics } from './http/metrics.js';
 import { finishDocument } from './api/openapi/document.js';
 import { routes } from './api/routes/index.js';
 import { scimRoutes } from './api/scim/scim-routes.js';
+import { oauthRoutes } from './api/oauth/oauth-routes.js';
+import { mcpRoutes } from './api/mcp/mcp-routes.js';
 import { stripeWebhookRoutes } from './api/routes/stripe-webhook.js';
 import { compileValidator, toDetails } from './http/validation.js';
 
@@ -276,7 +278,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         version: '1.0.0',
         description:
           'Projects, members and webhook subscriptions of an organisation, and the signed events it sends to them. ' +
-          'Every /v1 call is authenticated with `Authorization: Bearer <API key>`. Errors share one body, ' +
+          'Every /v1 call is authenticated with `Authorization: Bearer <API key>` (or an OAuth access token an app was given for /v1). Errors share one body, ' +
           '`{ "error": { "code", "message", "details"? } }`; lists are pages of `{ "data", "next_cursor" }`; a POST is ' +
           'safe to retry with an `Idempotency-Key`. Operations tagged Extensions (and marked `x-extension: true`) go ' +
           'beyond the published specification. A typed TypeScript client ships with the package as ' +
@@ -284,7 +286,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         // Our own copy, not SPDX's page: the reference at /docs links to nothing outside the service.
         license: { name: 'MIT', url: `${config.publicBaseUrl}/docs/license` },
       },
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (wsk_...).' } } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (wsk_...), or an OAuth access token (wsa_...) an app was given for /v1 (docs/agents.md).' },
+        },
+      },
       security: [{ apiKey: [] }],
     },
     transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: unknown }).openapiObject, { publicBaseUrl: config.publicBaseUrl }),
@@ -315,6 +321,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Without Stripe the path does not exist: the normal 404.
   if (deps.stripe) await app.register(stripeWebhookRoutes, { ...deps, stripe: deps.stripe });
   await app.register(scimRoutes, { ...deps, prefix: '/scim/v2' });
+  if (deps.authorizationServer) await app.register(oauthRoutes, { ...deps, authorizationServer: deps.authorizationServer });
+  await app.register(mcpRoutes, deps);
   await app.register(dashboardPlugin, { ...deps, prefix: '/dashboard' });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

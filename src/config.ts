@@ -55,6 +55,8 @@ export interface Config {
   readonly deletionBatchSize: number;
   readonly logLevel: string;
   readonly trustProxy: boolean;
+  /** OAUTH_DYNAMIC_REGISTRATION (default on): anyone may register an OAuth client at /oauth/register (RFC 7591, CONTRACT 17). */
+  readonly oauthDynamicRegistration: boolean;
   /** Port of the separate /metrics listener (`0`: any free port); null when METRICS_PORT=off. */
   readonly metricsPort: number | null;
   /** Loopback by default: the metrics listener is for the scraper, never for the public. */
@@ -390,6 +392,7 @@ export function loadConfig(env: Env = process.env, role: ProcessRole = 'serve'):
     deletionBatchSize: readInt(env, 'DELETION_BATCH_SIZE', 1000, 1, 10_000),
     logLevel,
     trustProxy: readBool(env, 'TRUST_PROXY', false),
+    oauthDynamicRegistration: readBool(env, 'OAUTH_DYNAMIC_REGISTRATION', true),
     metricsPort: readMetricsPort(env, port, role),
     metricsHost: readHost(env, 'METRICS_HOST', '127.0.0.1'),
     metricsToken: readMetricsToken(env),

@@ -57,6 +57,8 @@ import { eventExamples } from './schemas/events.js';
 import { createWebhookHealthService } from './services/webhooks/webhook-health-service.js';
 import { createScimSettingsService } from './services/provisioning/scim-settings-service.js';
 import { createScimDirectoryService } from './services/provisioning/scim-directory-service.js';
+import { createConnectedAppsService } from './services/apps/connected-apps-service.js';
+import { lazyAuthorizationServer, type AuthorizationServer } from './oauth/authorization-server.js';
 
 /**
  * The composition root: config in, every long-lived part out, wired by hand. `serve`, `worker`, the
@@ -82,6 +84,8 @@ export interface Container {
   tracing: Tracing;
   /** Seals and opens webhook signing secrets (WEBHOOK_SECRETS_KEY); stores them as given without a key. */
   secretBox: SecretBox;
+  /** The OAuth 2.1 authorization server of CONTRACT 17 (oidc-provider over the `oauth_*` tables). */
+  authorizationServer: AuthorizationServer;
   close(): Promise<void>;
 }
 
@@ -175,6 +179,12 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const lifecycle = createLifecycleService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger });
   const users = createUsersService({ store, clock, authEvents, mailer, publicBaseUrl: config.publicBaseUrl, log: logger });
   const scimBaseUrl = `${config.publicBaseUrl}/scim/v2`;
+  const connectedApps = createConnectedAppsService({
+    store,
+    clock,
+    authEvents,
+    onTouchError: (err) => logger.warn({ err: (err as Error).message }, 'could not record when a connected app was last used'),
+  });
   const services: Services = {
     admin: createAdminService({ store, clock, authEvents, apiKeys }),
     apiKeys,
@@ -202,6 +212,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     exports: createExportsService({ store, clock, mailer, publicBaseUrl: config.publicBaseUrl, log: logger }),
     scimSettings: createScimSettingsService({ store, clock, authEvents, baseUrl: scimBaseUrl }),
     scimDirectory: createScimDirectoryService({ store, clock, authEvents, users, baseUrl: scimBaseUrl }),
+    connectedApps,
     accounts: createAccountsService({ store, clock, sessions, invitations, passwords, mailer, rateLimiter, publicBaseUrl: config.publicBaseUrl, log: logger }),
     accountSecurity: createAccountSecurityService({ store, clock, box: secretBox, mailer, relyingParty, publicBaseUrl: config.publicBaseUrl, log: logger }),
     sso: createSsoService({ store, clock, box: secretBox, oidc, txt: createTxtLookup(config.dnsServers), sessions, rateLimiter, mailer, authEvents, publicBaseUrl: config.publicBaseUrl, log: logger }),
@@ -238,6 +249,16 @@ export async function createContainer(config: Config, options: ContainerOptions 
     stripe,
     tracing,
     secretBox,
+    authorizationServer: lazyAuthorizationServer({
+      config,
+      store,
+      secretBox,
+      // oidc-provider reads the system clock for every expiry; its storage must agree with it.
+      now: Date.now,
+      grantEnded: (grantId) => connectedApps.grantEnded(grantId),
+      activeUser: (userId) => connectedApps.activeUser(userId),
+      logError: (err, message) => logger.error({ err }, message),
+    }),
     async close() {
       mailer.close();
       await oidc.close();

@@ -940,10 +940,10 @@ export interface components {
                 label: string | null;
             } | null;
             /**
-             * @description `scim`: the organisation's identity provider, through a SCIM token (the actor label is the token's name).
+             * @description `scim`: the organisation's identity provider, through a SCIM token (the actor label is the token's name). `mcp`: an AI agent or app through the MCP server.
              * @enum {string}
              */
-            source: "api" | "dashboard" | "cli" | "system" | "scim";
+            source: "api" | "dashboard" | "cli" | "system" | "scim" | "mcp";
             /** @description The client address of the request that made the change. */
             ip: string | null;
             /** @description Its User-Agent. */

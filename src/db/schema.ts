@@ -36,6 +36,10 @@ export interface OrganizationsTable {
   scim_default_role: ColumnType<ScimDefaultRole, ScimDefaultRole | undefined, ScimDefaultRole>;
   /** The owner's ceiling on API key lifetimes, in days; null: none (CONTRACT 16). */
   max_key_lifetime_days: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 1: members and viewers may connect apps through OAuth; 0: only admins and owners (CONTRACT 17). */
+  members_may_connect_apps: ColumnType<number, number | undefined, number>;
+  /** 1: MCP offers the tools that delete (CONTRACT 17); off by default. */
+  agents_may_delete: ColumnType<number, number | undefined, number>;
 }
 
 export type ScimDefaultRole = 'viewer' | 'member';
@@ -301,6 +305,53 @@ export interface ScimTokensTable {
   revoked_at: number | null;
 }
 
+/** A registered OAuth client (RFC 7591): `metadata` is its JSON, a client secret in it sealed. */
+export interface OauthClientsTable {
+  seq: Generated<number>;
+  id: string;
+  name: string;
+  metadata: string;
+  created_at: number;
+}
+
+/** What a connected app may reach, for which resource, on whose behalf: the person's consent (CONTRACT 17). */
+export type AppResource = 'mcp' | 'v1';
+
+export interface OauthGrantsTable {
+  seq: Generated<number>;
+  id: string;
+  org_id: string;
+  user_id: string;
+  client_id: string;
+  resource: AppResource;
+  /** The consented scopes, space-separated as OAuth writes them. */
+  scope: string;
+  /** The authorization server's own record of the grant (JSON). */
+  payload: string;
+  created_at: number;
+  expires_at: number;
+  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
+  revoked_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** Codes, tokens, sessions and interactions of the authorization server, keyed by the SHA-256 of their id. */
+export interface OauthEntriesTable {
+  seq: Generated<number>;
+  id_hash: string;
+  model: string;
+  grant_id: string | null;
+  uid: string | null;
+  payload: string;
+  expires_at: number;
+  consumed_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface OauthServerSecretsTable {
+  id: string;
+  value: string;
+  created_at: number;
+}
+
 export interface ScimGroupsTable {
   seq: Generated<number>;
   id: string;
@@ -516,7 +567,7 @@ export interface AuthTokensTable {
 }
 
 export type ActorType = 'user' | 'cli' | 'system';
-export type AuditSource = 'api' | 'dashboard' | 'cli' | 'system' | 'scim';
+export type AuditSource = 'api' | 'dashboard' | 'cli' | 'system' | 'scim' | 'mcp';
 export type AuditOutcome = 'success' | 'failure';
 
 export interface AuditLogTable {
@@ -769,6 +820,10 @@ export interface DB {
   scim_groups: ScimGroupsTable;
   scim_group_members: ScimGroupMembersTable;
   scim_group_projects: ScimGroupProjectsTable;
+  oauth_clients: OauthClientsTable;
+  oauth_grants: OauthGrantsTable;
+  oauth_entries: OauthEntriesTable;
+  oauth_server_secrets: OauthServerSecretsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -778,6 +833,8 @@ export type WebhookRow = Selectable<WebhooksTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ScimTokenRow = Selectable<ScimTokensTable>;
 export type ScimGroupRow = Selectable<ScimGroupsTable>;
+export type OauthGrantRow = Selectable<OauthGrantsTable>;
+export type OauthEntryRow = Selectable<OauthEntriesTable>;
 export type OrganizationRow = Selectable<OrganizationsTable>;
 export type InvitationRow = Selectable<InvitationsTable>;
 export type EventRow = Selectable<EventsTable>;

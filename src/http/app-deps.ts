@@ -20,6 +20,8 @@ export interface HealthChecks {
   redis(): Promise<'ok' | 'degraded' | 'disabled'>;
 }
 
+import type { AuthorizationServer } from '../oauth/authorization-server.js';
+
 export interface AppDeps {
   config: Config;
   services: Services;
@@ -33,6 +35,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Set when Stripe is configured: its webhook route and the Billing page's customer portal. */
   stripe?: StripeBilling | null;
+  /** The OAuth 2.1 authorization server (CONTRACT 17); without it /oauth, /mcp's OAuth and the consent page are absent. */
+  authorizationServer?: AuthorizationServer;
   /** With tracing on, a span per request (registered before every route and hook). */
   tracing?: Tracing;
 }

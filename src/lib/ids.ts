@@ -1,6 +1,6 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 
-export type IdPrefix = 'org' | 'user' | 'proj' | 'wh' | 'key' | 'evt' | 'dlv' | 'inv' | 'wf' | 'task' | 'att' | 'req' | 'sess' | 'tok' | 'aud' | 'rpl' | 'run' | 'step' | 'exp' | 'pk' | 'sso' | 'dom' | 'idn' | 'inst' | 'grp' | 'sct';
+export type IdPrefix = 'org' | 'user' | 'proj' | 'wh' | 'key' | 'evt' | 'dlv' | 'inv' | 'wf' | 'task' | 'att' | 'req' | 'sess' | 'tok' | 'aud' | 'rpl' | 'run' | 'step' | 'exp' | 'pk' | 'sso' | 'dom' | 'idn' | 'inst' | 'grp' | 'sct' | 'app' | 'oag';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 

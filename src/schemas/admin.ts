@@ -16,8 +16,8 @@ export const AuditEntry = Type.Object(
     }),
     action: Type.String({ description: 'Past tense, `resource.verb`: `project.created`, `task.assigned`, `api_key.revoked`, ...' }),
     target: Type.Union([Type.Object({ type: Type.String(), id: Type.String(), label: NullableText('How the target was named at the time.') }), Type.Null()]),
-    source: Type.Union([Type.Literal('api'), Type.Literal('dashboard'), Type.Literal('cli'), Type.Literal('system'), Type.Literal('scim')], {
-      description: '`scim`: the organisation\'s identity provider, through a SCIM token (the actor label is the token\'s name).',
+    source: Type.Union([Type.Literal('api'), Type.Literal('dashboard'), Type.Literal('cli'), Type.Literal('system'), Type.Literal('scim'), Type.Literal('mcp')], {
+      description: '`scim`: the organisation\'s identity provider, through a SCIM token (the actor label is the token\'s name). `mcp`: an AI agent or app through the MCP server.',
     }),
     ip: NullableText('The client address of the request that made the change.'),
     user_agent: NullableText('Its User-Agent.'),

@@ -28,6 +28,7 @@ import type { ExportsService } from './lifecycle/exports-service.js';
 import type { EventsService } from './events/events-service.js';
 import type { ScimSettingsService } from './provisioning/scim-settings-service.js';
 import type { ScimDirectoryService } from './provisioning/scim-directory-service.js';
+import type { ConnectedAppsService } from './apps/connected-apps-service.js';
 
 /** The services the HTTP layer and the CLI call; built by the container. */
 export interface Services {
@@ -61,4 +62,5 @@ export interface Services {
   exports: ExportsService;
   scimSettings: ScimSettingsService;
   scimDirectory: ScimDirectoryService;
+  connectedApps: ConnectedAppsService;
 }

@@ -135,7 +135,7 @@ describe.each(testDialects())('auth cache invalidation across instances (%s)', (
 });
 
 describe('cached auth service (unit)', () => {
-  const principal = (keyId: string, userId: string): Principal => ({ keyId, userId, orgId: 'org_1', email: 'a@example.com', role: 'admin', scope: { kind: 'full' }, workspace: ACTIVE_WORKSPACE, expiresAt: null });
+  const principal = (keyId: string, userId: string): Principal => ({ keyId, userId, orgId: 'org_1', email: 'a@example.com', role: 'admin', scope: { kind: 'full' }, workspace: ACTIVE_WORKSPACE, expiresAt: null, app: null });
 
   function fakeSource() {
     let listener: (i: AuthInvalidation) => void = () => {};

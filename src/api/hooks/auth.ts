@@ -29,6 +29,7 @@ declare module 'fastify' {
 
 const WINDOW_MS = 60_000;
 export const KEY_EXPIRED = 'API key expired';
+export const TOKEN_EXPIRED = 'access token expired';
 const AUTH_HOOK = Symbol('auth hook');
 
 type RouteAuth = NonNullable<FastifyContextConfig['auth']>;
@@ -52,7 +53,13 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
    */
   function admit(request: FastifyRequest, reply: FastifyReply, auth: RouteAuth, principal: Principal, decision: RateLimitDecision): void | Promise<void> {
     // Checked here, not in the lookup: a cached principal must not outlive its key (CONTRACT 16).
-    if (principal.expiresAt !== null && principal.expiresAt <= now()) throw errors.unauthorized(KEY_EXPIRED);
+    if (principal.expiresAt !== null && principal.expiresAt <= now()) throw errors.unauthorized(principal.app ? TOKEN_EXPIRED : KEY_EXPIRED);
+    if (principal.app) {
+      // RFC 8707: a token bound to /mcp is no credential for /v1 (CONTRACT 17).
+      if (principal.app.resource !== 'v1') throw errors.unauthorized(`this access token is for ${principal.app.resource === 'mcp' ? '/mcp' : 'another resource'}`);
+      // An hour-long app token never mints a key that outlives it (docs/decisions.md, "Issue 45").
+      if (auth.resource === 'api_keys') throw errors.forbidden('apps cannot manage API keys');
+    }
     reply.header('x-ratelimit-limit', decision.limit);
     reply.header('x-ratelimit-remaining', decision.remaining);
     if (!decision.allowed) throw errors.rateLimited(decision.retryAfterSeconds);
@@ -69,7 +76,8 @@ export function registerAuth(app: FastifyInstance, deps: AppDeps): void {
   function finishAdmission(request: FastifyRequest, auth: RouteAuth, principal: Principal): void {
     if (auth.action !== 'read' && !auth.whileReadOnly && principal.workspace.state !== 'active') throw workspaceReadOnlyError(principal.workspace);
     request.principal = principal;
-    services.apiKeys.touch(principal.orgId, principal.keyId);
+    if (principal.app) services.connectedApps.touch(principal.orgId, principal.keyId);
+    else services.apiKeys.touch(principal.orgId, principal.keyId);
   }
 
   /** The project's answer: refused is 403 now; hidden goes on, to be answered 404 after validation (CONTRACT 1's order). */
@@ -140,7 +148,8 @@ export function actorOf(request: FastifyRequest): UserActor {
   return actorFor(request, principalOf(request));
 }
 
-function actorFor(request: FastifyRequest, p: Principal): UserActor {
+/** The services' actor for a principal; `source` says which door (the API, or MCP) the audit log names. */
+export function actorFor(request: FastifyRequest, p: Principal, source: 'api' | 'mcp' = 'api'): UserActor {
   return {
     type: 'user',
     orgId: p.orgId,
@@ -148,10 +157,10 @@ function actorFor(request: FastifyRequest, p: Principal): UserActor {
     label: p.email,
     role: p.role,
     scope: p.scope,
-    keyId: p.keyId,
+    keyId: p.app ? null : p.keyId,
     sessionId: null,
     confirmedAt: null,
     workspace: p.workspace,
-    context: requestContext(request, 'api'),
+    context: requestContext(request, source),
   };
 }

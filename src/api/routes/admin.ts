@@ -17,7 +17,7 @@ const changeErrors = { ...authErrorResponses, 404: ErrorResponse, 409: ErrorResp
 const time = (iso: string | undefined) => (iso === undefined ? undefined : Date.parse(iso));
 
 /** An audit row as CONTRACT 13 shows it. */
-const toAuditResource = (entry: AuditEntryView) => ({
+export const toAuditResource = (entry: AuditEntryView) => ({
   id: entry.id,
   created_at: entry.occurred_at,
   actor: { type: entry.actor.type, id: entry.actor.id, label: entry.actor.label },

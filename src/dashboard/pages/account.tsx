@@ -6,13 +6,15 @@ import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, errorFor, Field, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { NewPasswordField } from './auth.js';
+import { ConnectedAppsTable } from './apps.js';
+import type { ConnectedApp } from '../../services/apps/connected-apps-service.js';
 
 const HERE = '/dashboard/account';
 
 const NameBody = FormBody({ name: FormText(1024) });
 const PasswordBody = FormBody({ current_password: FormText(4096), new_password: FormText(4096) });
 
-function AccountView({ page, name, errors }: { page: PageContext; name?: string | null | undefined; errors?: FormError[] }) {
+function AccountView({ page, apps, name, errors }: { page: PageContext; apps: readonly ConnectedApp[]; name?: string | null | undefined; errors?: FormError[] }) {
   const { viewer, csrf } = page;
   return (
     <Layout title="Account" viewer={viewer} csrf={csrf} current={HERE} errors={errors}>
@@ -36,6 +38,16 @@ function AccountView({ page, name, errors }: { page: PageContext; name?: string 
           <button type="submit">Change password</button>
         </form>
       </section>
+      <section aria-labelledby="apps-title" class="panel">
+        <h2 id="apps-title">Connected apps</h2>
+        <p class="hint">Apps and AI agents you allowed to act for you in {viewer.organizationName}. Revoking one ends its access at once.</p>
+        <ConnectedAppsTable apps={apps} revokeBase={`${HERE}/apps`} />
+        {viewer.role === 'owner' || viewer.role === 'admin' ? (
+          <p>
+            <a href="/dashboard/settings/apps">Every app connected in {viewer.organizationName}</a>
+          </p>
+        ) : null}
+      </section>
     </Layout>
   );
 }
@@ -46,7 +58,7 @@ export const accountPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
 
   app.get('/account', { schema: pageSchema() }, async (request, reply) => {
     const page = pageContext(request);
-    return sendPage(reply, <AccountView page={page} />);
+    return sendPage(reply, <AccountView page={page} apps={await services.connectedApps.listMine(page.actor)} />);
   });
 
   app.post('/account/name', { schema: { hide: true, body: NameBody, response: htmlResponses } }, async (request, reply) => {
@@ -57,7 +69,7 @@ export const accountPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
       return seeOther(reply, HERE, { notice: `Your name was saved as "${name}".` });
     } catch (error) {
       const refusal = pageRefusal(reply, error);
-      return sendPage(reply, <AccountView page={page} name={name} errors={formErrors(refusal, { name: 'Name' })} />, refusal.status);
+      return sendPage(reply, <AccountView page={page} apps={await services.connectedApps.listMine(page.actor)} name={name} errors={formErrors(refusal, { name: 'Name' })} />, refusal.status);
     }
   });
 
@@ -70,7 +82,7 @@ export const accountPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
     } catch (error) {
       const refusal = pageRefusal(reply, error);
       const errors = formErrors(refusal, { current_password: 'Current password', new_password: 'New password' });
-      return sendPage(reply, <AccountView page={page} errors={errors} />, refusal.status);
+      return sendPage(reply, <AccountView page={page} apps={await services.connectedApps.listMine(page.actor)} errors={errors} />, refusal.status);
     }
   });
 };

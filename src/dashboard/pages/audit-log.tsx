@@ -218,10 +218,10 @@ function AuditTable({ items, filtered, names }: { items: AuditEntryView[]; filte
   );
 }
 
-const SOURCE_WORDS: Record<AuditEntryView['source'], string> = { api: 'via the API', dashboard: 'via the dashboard', cli: 'from the command line', system: 'by the service', scim: 'by the identity provider (SCIM)' };
+const SOURCE_WORDS: Record<AuditEntryView['source'], string> = { api: 'via the API', dashboard: 'via the dashboard', cli: 'from the command line', system: 'by the service', scim: 'by the identity provider (SCIM)', mcp: 'by an AI agent or app (MCP)' };
 
 /** The words people use for the things actions are about; the rest reads as it is spelt. */
-const SUBJECT_WORDS: Record<string, string> = { scim_group: 'SCIM group', scim: 'SCIM', api_key: 'API key', sso: 'Single sign-on', workflow_run: 'Workflow run', audit_log: 'Audit log' };
+const SUBJECT_WORDS: Record<string, string> = { scim_group: 'SCIM group', scim: 'SCIM', api_key: 'API key', sso: 'Single sign-on', workflow_run: 'Workflow run', audit_log: 'Audit log', app: 'Connected app', mcp: 'MCP' };
 const VERB_WORDS: Record<string, string> = { mfa_enabled: 'turned on two-step verification', mfa_disabled: 'turned off two-step verification' };
 
 /** "project.created" → "Project created"; "api_key.revoked" → "API key revoked". The code stays beside it, for the filter. */

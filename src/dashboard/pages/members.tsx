@@ -226,7 +226,7 @@ function MembersView({ page, members, activeOwners, expiries, twoStep, linked, m
               <a href="/dashboard/settings/security">Organisation security</a> · <a href="/dashboard/settings/scim">Provisioning (SCIM)</a> ·{' '}
             </>
           ) : null}
-          <a href="/dashboard/settings/sso">Single sign-on</a>
+          <a href="/dashboard/settings/sso">Single sign-on</a> · <a href="/dashboard/settings/apps">Connected apps</a>
         </p>
       ) : null}
     </Layout>

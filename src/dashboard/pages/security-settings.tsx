@@ -55,7 +55,7 @@ function SettingsView({ page, requiredAt, maxKeyLifetimeDays }: { page: PageCont
         <button type="submit">Save security settings</button>
       </form>
       <p>
-        <a href="/dashboard/members">Members</a> · <a href="/dashboard/settings/sso">Single sign-on</a> · <a href="/dashboard/settings/scim">Provisioning (SCIM)</a> · <a href="/dashboard/account/security">Your own security</a>
+        <a href="/dashboard/members">Members</a> · <a href="/dashboard/settings/sso">Single sign-on</a> · <a href="/dashboard/settings/scim">Provisioning (SCIM)</a> · <a href="/dashboard/settings/apps">Connected apps</a> · <a href="/dashboard/account/security">Your own security</a>
       </p>
     </Layout>
   );

@@ -18,6 +18,7 @@ import { singleSignOnMigration } from './015-single-sign-on.js';
 import { runNumbersMigration } from './016-run-numbers.js';
 import { projectCollaboratorsMigration } from './018-project-collaborators.js';
 import { provisioningMigration } from './019-provisioning.js';
+import { connectedAppsMigration } from './020-connected-apps.js';
 import { signInReviewMigration } from './017-sign-in-review.js';
 
 /**
@@ -47,6 +48,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '017_sign_in_review': signInReviewMigration(dialect),
         '018_project_collaborators': projectCollaboratorsMigration(dialect),
         '019_provisioning': provisioningMigration(dialect),
+        '020_connected_apps': connectedAppsMigration(dialect),
       };
     },
   };

@@ -43,6 +43,7 @@ export const DELETION_STEPS = [
   { table: 'scim_group_members' },
   { table: 'scim_groups' },
   { table: 'scim_tokens' },
+  { table: 'oauth_grants', children: [{ table: 'oauth_entries', key: 'grant_id' }] },
   { table: 'auth_tokens' },
   { table: 'request_counts' },
   { table: 'stripe_events' },

@@ -2,6 +2,7 @@ import { apiKeysRepository } from './api-keys-repo.js';
 import { auditRepository } from './audit-repo.js';
 import { collaboratorsRepository } from './collaborators-repo.js';
 import { scimRepository } from './scim-repo.js';
+import { oauthRepository } from './oauth-repo.js';
 import { authTokensRepository } from './auth-tokens-repo.js';
 import { deletionRepository } from './deletion-repo.js';
 import { deliveriesRepository } from './delivery-history-repo.js';
@@ -37,6 +38,7 @@ export function createRepositories(ctx: RepoContext) {
     projects: projectsRepository(ctx),
     collaborators: collaboratorsRepository(ctx),
     scim: scimRepository(ctx),
+    oauth: oauthRepository(ctx),
     webhooks: webhooksRepository(ctx),
     workflows: workflowsRepository(ctx),
     tasks: tasksRepository(ctx),

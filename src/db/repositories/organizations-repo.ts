@@ -16,7 +16,7 @@ export function organizationsRepository(ctx: RepoContext) {
 
     /** Since when every member must have a second factor (DASHBOARD 11), or null for no requirement. */
     /** The owner's provisioning and key settings (CONTRACT 16). */
-    async setSettings(orgId: string, changes: Partial<Pick<OrganizationRow, 'scim_default_role' | 'max_key_lifetime_days'>>): Promise<void> {
+    async setSettings(orgId: string, changes: Partial<Pick<OrganizationRow, 'scim_default_role' | 'max_key_lifetime_days' | 'members_may_connect_apps' | 'agents_may_delete'>>): Promise<void> {
       await db.updateTable('organizations').set(changes).where('id', '=', orgId).execute();
     },
 

@@ -1,4 +1,4 @@
-import type { Role, Workspace } from '../../db/schema.js';
+import type { AppResource, Role, Workspace } from '../../db/schema.js';
 import { RESOURCE_KINDS, type ResourceKind } from '../../schemas/access.js';
 
 /**
@@ -25,6 +25,11 @@ export interface Principal {
   readonly workspace: Workspace;
   /** When the key expires (ms); null: never. An expired key is refused with its own message (CONTRACT 16). */
   readonly expiresAt: number | null;
+  /**
+   * Set for an OAuth access token (CONTRACT 17): the app's name and the resource the token is bound to; then
+   * `keyId` is the grant's id. Null for an API key.
+   */
+  readonly app: { readonly name: string; readonly resource: AppResource } | null;
 }
 
 /** Parses a scope string; null when it is not one of the accepted forms. */

@@ -82,7 +82,11 @@ export type AuditAction =
   | 'scim.token_revoked'
   | 'scim.mapping_saved'
   | 'scim.default_role_changed'
-  | 'organization.key_lifetime_changed';
+  | 'organization.key_lifetime_changed'
+  | 'organization.apps_settings_changed'
+  | 'app.connected'
+  | 'app.revoked'
+  | 'mcp.tool_called';
 
 export interface AuditTarget {
   type: string;

@@ -1,6 +1,6 @@
 import { sha256Hex } from '../../lib/crypto.js';
 import type { AuthInvalidation, AuthInvalidationSource } from '../../db/auth-events.js';
-import type { AuthService, KeyLookup } from './auth-service.js';
+import { isAppToken, type AuthService, type KeyLookup } from './auth-service.js';
 import type { Principal } from '../access/permissions.js';
 
 export interface AuthCacheOptions {
@@ -78,7 +78,7 @@ export function createCachedAuthService(inner: KeyLookup, source: AuthInvalidati
     async authenticate(token) {
       if (token.length > 512) return null;
       const hash = sha256Hex(token);
-      if (!source.listening()) return inner.authenticateHash(hash);
+      if (!source.listening()) return inner.authenticateHash(hash, isAppToken(token));
       const at = now();
       const hit = current(hash, at);
       if (hit) return hit;
@@ -89,7 +89,7 @@ export function createCachedAuthService(inner: KeyLookup, source: AuthInvalidati
       }
 
       const startedAt = generation;
-      const principal = await inner.authenticateHash(hash);
+      const principal = await inner.authenticateHash(hash, isAppToken(token));
       // `listening()` first: it may deliver an invalidation (and move the generation) right now.
       if (source.listening() && startedAt === generation) {
         // Map order is insertion order: evicting the first entry drops the oldest.
