@@ -18,6 +18,7 @@ import { deliveriesGroup } from './commands/deliveries.js';
 import { webhookGroup } from './commands/webhook.js';
 import { healthcheckCommand } from './commands/healthcheck.js';
 import { keyGroup } from './commands/key.js';
+import { appGroup } from './commands/app.js';
 import { migrateCommand } from './commands/migrate.js';
 import { orgGroup } from './commands/org.js';
 import { runGroup } from './commands/run.js';
@@ -40,6 +41,7 @@ export const registry: readonly CommandEntry[] = [
   orgGroup,
   userGroup,
   keyGroup,
+  appGroup,
   projectGroup,
   workflowGroup,
   runGroup,

@@ -208,6 +208,8 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   // Tokens say what they are, as keys do (`wsk_`): `wsa_` access, `wsr_` refresh (CONTRACT 17).
   prefixTokenIds(provider.AccessToken.prototype as unknown as TokenIds, ACCESS_TOKEN_PREFIX);
   prefixTokenIds(provider.RefreshToken.prototype as unknown as TokenIds, REFRESH_TOKEN_PREFIX);
+  // A grant is a connected app: its id is not a secret and reads like the service's other ids.
+  (provider.Grant.prototype as unknown as TokenIds).generateTokenId = () => newId('oag');
 
   const callback = provider.callback();
 

@@ -50,6 +50,7 @@ export function startLifecycleJob(container: Container, options: LifecycleJobOpt
     }
     await deletion.sendDueReminders();
     await services.apiKeys.sendExpiryNotices();
+    await services.connectedApps.sweepExpired();
     while (!job.stopped()) {
       const org = await deletion.claimDue(owner, leaseMs);
       if (!org) break;

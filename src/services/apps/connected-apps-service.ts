@@ -110,6 +110,11 @@ export function createConnectedAppsService(deps: { store: Store; clock: Clock; a
 
     settings: (actor: Actor) => settingsOf(actor.orgId),
 
+    /** The organisation a connection belongs to, live or not (the operator's CLI names connections by id). */
+    async orgOf(grantId: string): Promise<string | null> {
+      return (await store.repos.oauth.findGrantAnyOrg(grantId))?.org_id ?? null;
+    },
+
     /** "Members may connect apps" and "Allow AI agents to delete" (owners; audited). */
     async setSettings(actor: Actor, change: Partial<AppSettings>): Promise<AppSettings> {
       if (actor.type === 'user' && actor.role !== 'owner') throw errors.forbidden("only an owner changes the organisation's app settings");
@@ -191,6 +196,12 @@ export function createConnectedAppsService(deps: { store: Store; clock: Clock; a
       if (!user || user.status !== 'active') return false;
       const org = await store.repos.organizations.findById(user.org_id);
       return org !== undefined && org.state !== 'deleting';
+    },
+
+    /** Expired codes, tokens and the server's sessions go (the worker's lifecycle pass); how many. */
+    async sweepExpired(): Promise<number> {
+      // The authorization server reads the system clock; so does its storage (container.ts).
+      return store.repos.oauth.deleteExpiredEntries(Date.now());
     },
 
     /** Records use at most once a minute per grant, off the request's path (like API keys). */

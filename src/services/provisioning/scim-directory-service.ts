@@ -139,10 +139,17 @@ export function createScimDirectoryService({ store, clock, authEvents, users, ba
     if (current.status !== status) changes.status = { old: current.status, new: status };
     if (current.provisioned_at === null) changes.provisioned = { old: false, new: true };
     if (status === 'suspended' && current.status !== 'suspended') {
-      // Reactivation restores the status, not the access: keys stay revoked, sessions stay ended (CONTRACT 16).
+      // Reactivation restores the status, not the access: keys and apps stay revoked, sessions stay ended (CONTRACT 16).
       const keys = await repos.apiKeys.revokeForUser(orgId, current.id, now);
       const sessions = await repos.sessions.deleteForUser(orgId, current.id, null);
-      await recordAudit(repos, actor, { action: 'member.suspended', target: userTarget(row), changes: { ...changes, revoked_keys: { old: null, new: keys }, ended_sessions: { old: null, new: sessions } }, at: now });
+      // Connected apps end too (CONTRACT 17): their tokens would otherwise work again on reactivation.
+      const apps = (await repos.oauth.revokeGrantsForUser(orgId, current.id, now)).length;
+      await recordAudit(repos, actor, {
+        action: 'member.suspended',
+        target: userTarget(row),
+        changes: { ...changes, revoked_keys: { old: null, new: keys }, ended_sessions: { old: null, new: sessions }, revoked_apps: { old: null, new: apps } },
+        at: now,
+      });
     } else if (current.status === 'suspended' && status === 'active') {
       await recordAudit(repos, actor, { action: 'member.reactivated', target: userTarget(row), changes, at: now });
     } else if (Object.keys(changes).length > 0) {
