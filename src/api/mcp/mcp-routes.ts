@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, errors } from '../../errors.js';
 import type { AppDeps } from '../../http/app-deps.js';
@@ -18,6 +19,31 @@ const INSTRUCTIONS =
   "Workspace Service: an organisation's projects, members, workflows, runs, tasks and signed webhooks. Every tool acts as the " +
   'person who connected you, within the scopes they allowed. Lists take `limit` (1-100) and `cursor` (a previous `next_cursor`). ' +
   'Ids start with their kind: proj_, user_, wf_, run_, task_, wh_, dlv_, evt_, exp_.';
+
+/**
+ * Session ids (Mcp-Session-Id) carry no state: `<random>.<check>`, the check binding the session to the caller's
+ * key or grant, so any instance accepts a session another one started and a session of one caller is not
+ * another's. A session id is no credential; every request is authenticated on its own.
+ */
+function newSessionId(keyId: string): string {
+  const nonce = randomBytes(16).toString('base64url');
+  return `${nonce}.${sessionCheck(nonce, keyId)}`;
+}
+const sessionCheck = (nonce: string, keyId: string) => createHash('sha256').update(`${nonce}:${keyId}`).digest('base64url').slice(0, 22);
+function sessionBelongs(id: string, keyId: string): boolean {
+  const [nonce, check, extra] = id.split('.');
+  return extra === undefined && nonce !== undefined && check !== undefined && /^[A-Za-z0-9_-]{22}$/.test(nonce) && check === sessionCheck(nonce, keyId);
+}
+
+/**
+ * The SDK's transport keeps a session in memory; here a session is resumed on a fresh transport (pinned SDK
+ * version: `_webStandardTransport`, `sessionId` and `_initialized` are its fields).
+ */
+function resumeSession(transport: StreamableHTTPServerTransport, sessionId: string): void {
+  const inner = (transport as unknown as { _webStandardTransport: { sessionId?: string; _initialized: boolean } })._webStandardTransport;
+  inner.sessionId = sessionId;
+  inner._initialized = true;
+}
 
 /** What a tool needs that the caller lacks, in words; null when it is offered. */
 function refusal(tool: CompiledTool, principal: Principal, agentsMayDelete: boolean): string | null {
@@ -109,8 +135,15 @@ export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<vo
       return { tools: tools.filter((t) => refusal(t, principal, agentsMayDelete) === null).map(describe) };
     });
     server.setRequestHandler(CallToolRequestSchema, async (call) => callTool(actor, principal, call.params.name, call.params.arguments));
-    // Stateless, JSON answers: nothing outlives the request, so any instance serves any call.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // JSON answers and sessions that need no memory: nothing outlives the request, so any instance serves any call.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => newSessionId(principal.keyId), enableJsonResponse: true });
+    const session = request.headers['mcp-session-id'];
+    if (typeof session === 'string') {
+      if (!sessionBelongs(session, principal.keyId)) {
+        return reply.code(404).send({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+      }
+      resumeSession(transport, session);
+    }
     reply.hijack();
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     reply.raw.setHeader('cache-control', 'no-store');
