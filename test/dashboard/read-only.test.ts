@@ -44,6 +44,7 @@ const BANNER_PAGES: PageCase[] = [
   { route: '/settings/sso', url: () => '/dashboard/settings/sso' },
   { route: '/settings/scim', url: () => '/dashboard/settings/scim' },
   { route: '/settings/scim/tokens/:id/revoke', url: (w) => `/dashboard/settings/scim/tokens/${w.scimTokenId}/revoke` },
+  { route: '/settings/apps', url: () => '/dashboard/settings/apps' },
   { route: '/billing', url: () => '/dashboard/billing' },
   { route: '/export', url: () => '/dashboard/export' },
 ];
@@ -110,7 +111,12 @@ const REFUSED_FORMS: PageCase[] = [
   { route: '/settings/scim/tokens', url: () => '/dashboard/settings/scim/tokens', fields: () => ({ name: 'Late' }) },
   { route: '/settings/scim/mappings', url: () => '/dashboard/settings/scim/mappings', fields: (w) => ({ group: w.scimGroupId, org_role: 'admin' }) },
   { route: '/settings/scim/default-role', url: () => '/dashboard/settings/scim/default-role', fields: () => ({ default_role: 'viewer' }) },
+  // The owners' app switches (DASHBOARD 14).
+  { route: '/settings/apps', url: () => '/dashboard/settings/apps', fields: () => ({ members_may_connect: 'on', agents_may_delete: 'on' }) },
 ];
+
+/** Refused while read-only, in their own suite: "Allow" on the consent page needs an app's request (test/dashboard/apps.test.ts). */
+const OWN_SUITE_FORMS = ['/authorize/:uid'];
 
 /**
  * Forms that stay open while read-only (DASHBOARD 10: sign-in and sign-out, account settings, revoking keys,
@@ -131,12 +137,16 @@ const ALLOWED_FORMS = [
   '/login/sso', '/settings/sso/test', '/sso/confirm', '/sso/link',
   // Revoking a SCIM token takes access away (test/dashboard/scim.test.ts).
   '/settings/scim/tokens/:id/revoke',
+  // Revoking a connected app takes access away too (test/dashboard/apps.test.ts).
+  '/account/apps/:id/revoke', '/settings/apps/:id/revoke',
 ];
 /**
  * Pages open without a session (no workspace to show), file downloads, and the cancellation's confirmation
  * (the Billing suite's: a workspace already read-only has nothing to confirm and is sent back to Billing).
  */
-const OTHER_GETS = ['/login', '/login/sso', '/sso/callback', '/login/two-step', '/forgot-password', '/password/:token', '/invitations/:token', '/export/:id/download', '/billing/cancel', '/webhooks/:id/rotated', '/account/security/totp'];
+const OTHER_GETS = ['/login', '/login/sso', '/sso/callback', '/login/two-step', '/forgot-password', '/password/:token', '/invitations/:token', '/export/:id/download', '/billing/cancel', '/webhooks/:id/rotated', '/account/security/totp',
+  // Need an app's request or connection: test/dashboard/apps.test.ts.
+  '/authorize/:uid', '/account/apps/:id/revoke', '/settings/apps/:id/revoke'];
 
 /** Every route each page module declares, by method, from the source: a new form cannot go untested here. */
 function declaredRoutes(method: 'get' | 'post'): string[] {
@@ -188,7 +198,7 @@ describe.each(testDialects())('dashboard while read-only (%s)', (dialect) => {
 
   it('the tables name every route of the page modules', () => {
     const posts = declaredRoutes('post');
-    const covered = [...REFUSED_FORMS.map((f) => f.route), ...ALLOWED_FORMS, '/invitations/:token'];
+    const covered = [...REFUSED_FORMS.map((f) => f.route), ...ALLOWED_FORMS, ...OWN_SUITE_FORMS, '/invitations/:token'];
     expect(posts.filter((r) => !covered.includes(r))).toEqual([]);
     const gets = declaredRoutes('get');
     const shown = [...BANNER_PAGES.map((p) => p.route), ...REFUSED_STEPS.map((p) => p.route), ...OTHER_GETS];

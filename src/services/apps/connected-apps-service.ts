@@ -144,11 +144,14 @@ export function createConnectedAppsService(deps: { store: Store; clock: Clock; a
 
     /**
      * "Allow" on the consent page: refused for a member or viewer while "Members may connect apps" is off, and
-     * in a workspace that is read-only; otherwise `issue` makes the grant and the connection is audited.
+     * in a workspace that is read-only; otherwise `issue` makes the grant, the connection is audited and an
+     * earlier connection of the same app replaced.
      */
     async connect<T extends { grantId: string }>(actor: Actor & { type: 'user' }, request: ConnectRequest, issue: () => Promise<T>): Promise<T> {
       const settings = await settingsOf(actor.orgId);
       if (!settings.membersMayConnect && !isManager(actor)) throw errors.forbidden('your organisation lets only admins and owners connect apps');
+      // A new credential, like a new API key: refused while the workspace is read-only (DASHBOARD 10).
+      await store.transaction((repos) => requireWritable(repos, actor));
       const issued = await issue();
       const now = clock.now();
       const replaced = await store.transaction(async (repos) => {
