@@ -1,6 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/lib/crypto.js';
+import { cliActor as cliActorOf } from '../../src/services/access/actor.js';
 import { DashboardClient } from '../helpers/dashboard.js';
 import { authorizationRequest, clientOptions, connectApp, consent, discover, exchange, follow, REDIRECT_URI, refresh, register, visit } from '../helpers/oauth-flow.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from '../helpers/test-env.js';
@@ -248,6 +249,54 @@ describe.each(testDialects())('OAuth 2.1 authorization server (%s)', (dialect) =
       expect(meta.body.registration_endpoint).toBeUndefined();
     } finally {
       await closed.close();
+    }
+  });
+
+  describe('a leaver loses their apps', () => {
+    const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+
+    it('SCIM suspension revokes every connected app; reactivation does not bring them back', async () => {
+      const leaver = await org.member('member');
+      const { as, client, tokens } = await connectApp(env, org.id, leaver.userId, { scope: 'read' });
+      expect((await mcpInitialize(tokens.access_token)).status).toBe(200);
+      const scimToken = (await env.container.services.scimSettings.createToken(cliActorOf(org.id), `Okta ${Date.now()}`)).token;
+      const scim = (active: boolean) =>
+        env.request('PATCH', `/scim/v2/Users/${leaver.userId}`, {
+          key: scimToken,
+          headers: { 'content-type': 'application/scim+json' },
+          payload: JSON.stringify({ schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: active }] }),
+        });
+      expect((await scim(false)).status).toBe(200);
+      expect((await mcpInitialize(tokens.access_token)).status).toBe(401);
+      await expect(refresh(env, as, client, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+      const suspended = (await env.request('GET', '/v1/audit-log?action=member.suspended&limit=1', { key: org.ownerKey })).body.data[0];
+      expect(suspended.changes.revoked_apps).toEqual({ old: null, new: 1 });
+      expect((await scim(true)).status).toBe(200);
+      expect((await mcpInitialize(tokens.access_token)).status).toBe(401);
+      expect(await env.container.services.connectedApps.listAll(cliActorOf(org.id))).not.toContainEqual(expect.objectContaining({ userId: leaver.userId }));
+    });
+
+    it('removing a member ends their apps', async () => {
+      const leaver = await org.member('member');
+      const { tokens } = await connectApp(env, org.id, leaver.userId, { scope: 'read' });
+      expect((await mcpInitialize(tokens.access_token)).status).toBe(200);
+      expect((await env.request('DELETE', `/v1/users/${leaver.userId}`, { key: org.ownerKey })).status).toBe(204);
+      expect((await mcpInitialize(tokens.access_token)).status).toBe(401);
+    });
+  });
+
+  it('an app token shares the rate limit of its grant, as a key has its own (429 with Retry-After)', async () => {
+    const limited = await createTestEnv(dialect, { env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      const lorg = await limited.createOrg('Limited');
+      const { tokens } = await connectApp(limited, lorg.id, lorg.ownerId, { scope: 'read', resource: `${limited.config.publicBaseUrl}/v1` });
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await limited.request('GET', '/v1/projects', { key: tokens.access_token })).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      // The owner's key has its own budget.
+      expect((await limited.request('GET', '/v1/projects', { key: lorg.ownerKey })).status).toBe(200);
+    } finally {
+      await limited.close();
     }
   });
 });
