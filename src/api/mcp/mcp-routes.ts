@@ -1,7 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, errors } from '../../errors.js';
 import type { AppDeps } from '../../http/app-deps.js';
@@ -12,38 +11,17 @@ import { bearerToken } from '../../services/identity/auth-service.js';
 import { actorFor, KEY_EXPIRED, TOKEN_EXPIRED } from '../hooks/auth.js';
 import { MCP_TOOLS } from './mcp-catalogue.js';
 import { compileTool, type CompiledTool } from './mcp-tool.js';
+import { createSessionCache, newSessionId, resumeSession, sessionBelongs, type McpSession } from './mcp-sessions.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 const WINDOW_MS = 60_000;
+/** What the transport reads of a request (the rest was read here already: credentials, origin). */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'] as const;
 const SERVER_INFO = { name: 'workspace-service', title: 'Workspace Service', version: '1.0.0' };
 const INSTRUCTIONS =
   "Workspace Service: an organisation's projects, members, workflows, runs, tasks and signed webhooks. Every tool acts as the " +
   'person who connected you, within the scopes they allowed. Lists take `limit` (1-100) and `cursor` (a previous `next_cursor`). ' +
   'Ids start with their kind: proj_, user_, wf_, run_, task_, wh_, dlv_, evt_, exp_.';
-
-/**
- * Session ids (Mcp-Session-Id) carry no state: `<random>.<check>`, the check binding the session to the caller's
- * key or grant, so any instance accepts a session another one started and a session of one caller is not
- * another's. A session id is no credential; every request is authenticated on its own.
- */
-function newSessionId(keyId: string): string {
-  const nonce = randomBytes(16).toString('base64url');
-  return `${nonce}.${sessionCheck(nonce, keyId)}`;
-}
-const sessionCheck = (nonce: string, keyId: string) => createHash('sha256').update(`${nonce}:${keyId}`).digest('base64url').slice(0, 22);
-function sessionBelongs(id: string, keyId: string): boolean {
-  const [nonce, check, extra] = id.split('.');
-  return extra === undefined && nonce !== undefined && check !== undefined && /^[A-Za-z0-9_-]{22}$/.test(nonce) && check === sessionCheck(nonce, keyId);
-}
-
-/**
- * The SDK's transport keeps a session in memory; here a session is resumed on a fresh transport (pinned SDK
- * version: `_webStandardTransport`, `sessionId` and `_initialized` are its fields).
- */
-function resumeSession(transport: StreamableHTTPServerTransport, sessionId: string): void {
-  const inner = (transport as unknown as { _webStandardTransport: { sessionId?: string; _initialized: boolean } })._webStandardTransport;
-  inner.sessionId = sessionId;
-  inner._initialized = true;
-}
 
 /** What a tool needs that the caller lacks, in words; null when it is offered. */
 function refusal(tool: CompiledTool, principal: Principal, agentsMayDelete: boolean): string | null {
@@ -127,32 +105,80 @@ export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<vo
     }
   }
 
-  async function serve(request: FastifyRequest, reply: FastifyReply, principal: Principal): Promise<void> {
-    const actor = actorFor(request, principal, 'mcp');
-    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
+  /** What a request's handlers act with: passed through the transport as its `authInfo`, since a kept server outlives the request. */
+  interface CallContext {
+    principal: Principal;
+    actor: UserActor;
+  }
+  const contextOf = (extra: { authInfo?: { extra?: Record<string, unknown> } }): CallContext => extra.authInfo!.extra!.call as CallContext;
+
+  // One validator for every server: the SDK would otherwise build an Ajv instance per server.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  const sessions = createSessionCache();
+  app.addHook('onClose', async () => sessions.closeAll());
+
+  function newSession(keyId: string): McpSession {
+    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator });
+    server.setRequestHandler(ListToolsRequestSchema, async (_list, extra) => {
+      const { principal, actor } = contextOf(extra);
       const { agentsMayDelete } = await services.connectedApps.settings(actor);
       return { tools: tools.filter((t) => refusal(t, principal, agentsMayDelete) === null).map(describe) };
     });
-    server.setRequestHandler(CallToolRequestSchema, async (call) => callTool(actor, principal, call.params.name, call.params.arguments));
-    // JSON answers and sessions that need no memory: nothing outlives the request, so any instance serves any call.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => newSessionId(principal.keyId), enableJsonResponse: true });
-    const session = request.headers['mcp-session-id'];
-    if (typeof session === 'string') {
-      if (!sessionBelongs(session, principal.keyId)) {
+    server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+      const { principal, actor } = contextOf(extra);
+      return callTool(actor, principal, call.params.name, call.params.arguments);
+    });
+    // JSON answers and sessions that need no memory: any instance serves any call of any session.
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => newSessionId(keyId), enableJsonResponse: true });
+    return { server, transport };
+  }
+
+  const endpoint = `${config.publicBaseUrl}/mcp`;
+
+  async function serve(request: FastifyRequest, reply: FastifyReply, principal: Principal): Promise<FastifyReply> {
+    const given = request.headers['mcp-session-id'];
+    let session: McpSession | undefined;
+    let fresh = false;
+    if (typeof given === 'string') {
+      if (!sessionBelongs(given, principal.keyId)) {
         return reply.code(404).send({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
       }
-      resumeSession(transport, session);
+      session = sessions.take(given);
+      if (!session) {
+        session = newSession(principal.keyId);
+        resumeSession(session.transport, given);
+        fresh = true;
+      }
+    } else {
+      session = newSession(principal.keyId);
+      fresh = true;
     }
-    reply.hijack();
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
-    reply.raw.setHeader('cache-control', 'no-store');
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
+    if (fresh) await session.server.connect(session.transport);
+    const call: CallContext = { principal, actor: actorFor(request, principal, 'mcp') };
+    // The SDK's web-standard transport, handed the body Fastify already parsed: its Node wrapper would convert
+    // the request and the answer through another library on every call (docs/benchmarks.md, issue 45).
+    const headers: Record<string, string> = {};
+    for (const name of TRANSPORT_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    const answer = await session.transport.handleRequest(new Request(endpoint, { method: request.method, headers }), {
+      parsedBody: request.body,
+      authInfo: { token: '', clientId: principal.keyId, scopes: [], extra: { call } },
     });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    reply.code(answer.status).header('cache-control', 'no-store');
+    answer.headers.forEach((value, name) => {
+      if (name !== 'content-length') reply.header(name, value);
+    });
+    const text = await answer.text();
+    // Kept once it has an id: an initialize just gave it one, or the client named it.
+    const id = session.transport.sessionId;
+    if (fresh && id !== undefined) sessions.keep(id, session);
+    else if (fresh) {
+      void session.transport.close();
+      void session.server.close();
+    }
+    return reply.send(text === '' ? undefined : text);
   }
 
   /** The protocol's DNS-rebinding rule: a browser page from another origin never reaches the server. */
@@ -167,7 +193,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<vo
     handler: async (request, reply) => {
       checkOrigin(request);
       const principal = await authenticate(request);
-      await serve(request, reply, principal);
+      return serve(request, reply, principal);
     },
   });
 
