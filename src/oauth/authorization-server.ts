@@ -143,7 +143,8 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
       AccessToken: ACCESS_TOKEN_TTL_S,
       AuthorizationCode: CODE_TTL_S,
       RefreshToken: REFRESH_TOKEN_TTL_S,
-      Grant: REFRESH_TOKEN_TTL_S,
+      // The connection itself: a year, or until revoked; its refresh token lapses after 30 days unused.
+      Grant: 365 * 86_400,
       Interaction: 3600,
       // The server's own sign-in lasts a minute: every authorization shows the consent page, where the dashboard's
       // session (and every sign-in rule behind it) decides who is allowing.

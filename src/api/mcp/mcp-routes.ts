@@ -11,7 +11,7 @@ import { bearerToken } from '../../services/identity/auth-service.js';
 import { actorFor, KEY_EXPIRED, TOKEN_EXPIRED } from '../hooks/auth.js';
 import { MCP_TOOLS } from './mcp-catalogue.js';
 import { compileTool, type CompiledTool } from './mcp-tool.js';
-import { createSessionCache, newSessionId, resumeSession, sessionBelongs, type McpSession } from './mcp-sessions.js';
+import { createSessionCache, newSessionId, releaseAnsweredStreams, resumeSession, sessionBelongs, type McpSession } from './mcp-sessions.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 const WINDOW_MS = 60_000;
@@ -171,6 +171,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: AppDeps): Promise<vo
       if (name !== 'content-length') reply.header(name, value);
     });
     const text = await answer.text();
+    releaseAnsweredStreams(session.transport);
     // Kept once it has an id: an initialize just gave it one, or the client named it.
     const id = session.transport.sessionId;
     if (fresh && id !== undefined) sessions.keep(id, session);

@@ -83,3 +83,18 @@ export function createSessionCache(options: { max?: number; idleMs?: number; now
     },
   };
 }
+
+/**
+ * In JSON-response mode the SDK's transport (1.32.2) never removes a request's stream entry once it answered,
+ * so a kept session grows by one entry (about 4 KB) per request. After an answer, entries no pending request
+ * points at are released. In-flight requests keep theirs: each is named in `_requestToStreamMapping` until
+ * answered.
+ */
+export function releaseAnsweredStreams(transport: WebStandardStreamableHTTPServerTransport): void {
+  const fields = transport as unknown as { _streamMapping: Map<string, { resolveJson?: unknown }>; _requestToStreamMapping: Map<unknown, string> };
+  if (fields._streamMapping.size === 0) return;
+  const pending = new Set(fields._requestToStreamMapping.values());
+  for (const [streamId, stream] of fields._streamMapping) {
+    if (stream.resolveJson !== undefined && !pending.has(streamId)) fields._streamMapping.delete(streamId);
+  }
+}
