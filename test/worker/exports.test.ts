@@ -7,6 +7,7 @@ import { DashboardClient, tableRows, textOf } from '../helpers/dashboard.js';
 import { startDeliveryHarness, waitFor, type DeliveryHarness } from '../helpers/https-receiver.js';
 import { decodeQuotedPrintable, latestInvitationToken, outboxMessages } from '../helpers/mail-outbox.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { connectApp } from '../helpers/oauth-flow.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from '../helpers/test-env.js';
 
 /**
@@ -25,6 +26,7 @@ const FILES = [
   'api_keys.ndjson',
   'scim_tokens.ndjson',
   'scim_groups.ndjson',
+  'connected_apps.ndjson',
   'webhooks.ndjson',
   'workflows.ndjson',
   'runs.ndjson',
@@ -152,6 +154,8 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
         members: [{ value: member.userId }],
       });
       await services.scimSettings.saveMapping(cliActor(org.id), { groupId: String(group.id), orgRole: 'member', projectId: projects[0]!.id, projectRole: 'editor' });
+      // An app the member connected (CONTRACT 17): the export names it, never its tokens.
+      const connected = await connectApp(env, org.id, member.userId, { scope: 'projects:read', name: 'Claude' });
       const workflow = await services.workflows.create(actor, projects[0]!.id, {
         name: 'Review',
         steps: [
@@ -288,6 +292,12 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
         expect.objectContaining({ id: group.id, display_name: 'Engineering', org_role: 'member', member_ids: [member.userId], project_roles: [{ project_id: projects[0]!.id, role: 'editor' }] }),
       ]);
 
+      const exportedApps = ndjson(zip, 'connected_apps.ndjson');
+      expect(exportedApps).toEqual([
+        expect.objectContaining({ app: 'Claude', client_id: connected.client.client_id, user_id: member.userId, resource: '/mcp', scope: 'projects:read', revoked_at: null }),
+      ]);
+      expect(exportedApps[0].id).toMatch(/^oag_/);
+
       const exportedWebhooks = ndjson(zip, 'webhooks.ndjson');
       expect(exportedWebhooks.map((w) => [w.id, w.url, w.events])).toEqual([
         [good.id, good.url, ['project.created', 'task.assigned']],
@@ -345,7 +355,7 @@ describe.each(testDialects())('data export (%s)', (dialect) => {
       expect(downloaded[0]).toMatchObject({ actor_id: admin.userId, target_id: ready.id, source: 'dashboard', session_id: browser.sessionId });
 
       // No secret, hashed or plain, anywhere: not in the ZIP's bytes, not in any file once inflated.
-      const secrets = new Set<string>([org.ownerKey, admin.key, member.key, viewer.key, givenSecret, password, invitationToken, scimToken.token, ...browser.cookies.values()]);
+      const secrets = new Set<string>([org.ownerKey, admin.key, member.key, viewer.key, givenSecret, password, invitationToken, scimToken.token, connected.tokens.access_token, connected.tokens.refresh_token!, ...browser.cookies.values()]);
       const hashed = await Promise.all([
         db.selectFrom('scim_tokens').select('token_hash as v').where('org_id', '=', org.id).execute(),
         db.selectFrom('api_keys').select('key_hash as v').where('org_id', '=', org.id).execute(),

@@ -1,5 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, errors } from '../../errors.js';
@@ -12,7 +13,6 @@ import { actorFor, KEY_EXPIRED, TOKEN_EXPIRED } from '../hooks/auth.js';
 import { MCP_TOOLS } from './mcp-catalogue.js';
 import { compileTool, type CompiledTool } from './mcp-tool.js';
 import { createSessionCache, newSessionId, releaseAnsweredStreams, resumeSession, sessionBelongs, type McpSession } from './mcp-sessions.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
 const WINDOW_MS = 60_000;
 /** What the transport reads of a request (the rest was read here already: credentials, origin). */
@@ -26,7 +26,7 @@ const INSTRUCTIONS =
 /** What a tool needs that the caller lacks, in words; null when it is offered. */
 function refusal(tool: CompiledTool, principal: Principal, agentsMayDelete: boolean): string | null {
   const wanted = tool.action === 'read' ? `${tool.resource}:read` : tool.resource;
-  if (tool.deletes && !agentsMayDelete) return 'deleting is off for AI agents: an owner can turn on "Allow AI agents to delete" in the dashboard (Settings, Apps)';
+  if (tool.deletes && !agentsMayDelete) return 'deleting is off for AI agents: an owner can turn on "Allow AI agents to delete" on the dashboard\'s Connected apps page';
   if (!scopeAllows(principal.scope, tool.resource, tool.action)) return `this needs the scope "${wanted}" (or "full"), which this ${principal.app ? 'token' : 'key'} was not given`;
   if (!tool.project && !roleAllows(principal.role, tool.resource, tool.action)) return `your role (${principal.role}) does not allow this`;
   return null;
@@ -42,9 +42,9 @@ function toolError(message: string, details?: unknown): CallToolResult {
 }
 
 /**
- * The MCP server at /mcp (CONTRACT 17), on the official SDK's Streamable HTTP transport, stateless: each POST is
- * answered by a server made for it, so any instance answers any request and nothing is kept between them. The
- * caller is authenticated as on /v1 (an OAuth access token bound to /mcp, or an API key), counted against the
+ * The MCP server at /mcp (CONTRACT 17), on the official SDK's Streamable HTTP transport with JSON answers. Sessions
+ * need no memory (mcp-sessions.ts): any instance answers any request, and the servers a process keeps are only a
+ * cache. The caller is authenticated as on /v1 (an OAuth access token bound to /mcp, or an API key), counted against the
  * same rate limit, and acts through the same services with the same actor (audit source `mcp`), so read-only
  * workspaces, private projects and every permission hold. Each tools/call writes one audit row.
  */

@@ -3,9 +3,9 @@ import type { DB, DeliveryAttemptRow, RunStepRow, TaskRow } from '../schema.js';
 import type { RepoContext } from './executor.js';
 
 /** The tables an export walks, each by its `seq`. */
-export type ExportTable = 'projects' | 'project_collaborators' | 'users' | 'api_keys' | 'scim_tokens' | 'scim_groups' | 'webhooks' | 'workflows' | 'workflow_runs' | 'tasks' | 'deliveries' | 'audit_log';
+export type ExportTable = 'projects' | 'project_collaborators' | 'users' | 'api_keys' | 'scim_tokens' | 'scim_groups' | 'oauth_grants' | 'webhooks' | 'workflows' | 'workflow_runs' | 'tasks' | 'deliveries' | 'audit_log';
 
-export const EXPORT_TABLES: readonly ExportTable[] = ['projects', 'project_collaborators', 'users', 'api_keys', 'scim_tokens', 'scim_groups', 'webhooks', 'workflows', 'workflow_runs', 'tasks', 'deliveries', 'audit_log'];
+export const EXPORT_TABLES: readonly ExportTable[] = ['projects', 'project_collaborators', 'users', 'api_keys', 'scim_tokens', 'scim_groups', 'oauth_grants', 'webhooks', 'workflows', 'workflow_runs', 'tasks', 'deliveries', 'audit_log'];
 
 export type ExportTableRow<T extends ExportTable> = Selectable<DB[T]>;
 
@@ -46,6 +46,13 @@ export function exportReadsRepository(ctx: RepoContext) {
         .limit(limit)
         .execute();
       return rows as unknown as ExportTableRow<T>[];
+    },
+
+    /** The names of these registered apps (clients are global: the grants being exported name them). */
+    async appNames(clientIds: readonly string[]): Promise<Map<string, string>> {
+      if (clientIds.length === 0) return new Map();
+      const rows = await db.selectFrom('oauth_clients').select(['id', 'name']).where('id', 'in', [...new Set(clientIds)]).execute();
+      return new Map(rows.map((r) => [r.id, r.name]));
     },
 
     /** The members and project mappings of these SCIM groups. */

@@ -1,5 +1,5 @@
 import type { ExportReadsRepository, ExportTable, ExportTableRow } from '../../db/repositories/export-reads-repo.js';
-import type { DeliveryAttemptRow, DeliveryRow, RunRow, RunStepRow, ScimGroupRow, TaskRow } from '../../db/schema.js';
+import type { DeliveryAttemptRow, DeliveryRow, OauthGrantRow, RunRow, RunStepRow, ScimGroupRow, TaskRow } from '../../db/schema.js';
 import { toIso } from '../../lib/time.js';
 import { summarizeKey } from '../identity/api-keys-service.js';
 import { toAuditEntryView } from '../audit/audit-service.js';
@@ -19,7 +19,7 @@ import { toWorkflow } from '../workflows/workflows-service.js';
  * `toWorkflow`, the run and delivery details), so the export format is the API's documented format:
  * no password hash, key hash, webhook secret or session token exists in any of these shapes.
  */
-export const EXPORT_COLLECTIONS = ['projects', 'project_collaborators', 'users', 'api_keys', 'scim_tokens', 'scim_groups', 'webhooks', 'workflows', 'runs', 'tasks', 'deliveries', 'audit_log'] as const;
+export const EXPORT_COLLECTIONS = ['projects', 'project_collaborators', 'users', 'api_keys', 'scim_tokens', 'scim_groups', 'connected_apps', 'webhooks', 'workflows', 'runs', 'tasks', 'deliveries', 'audit_log'] as const;
 
 export type ExportCollection = (typeof EXPORT_COLLECTIONS)[number];
 
@@ -106,6 +106,22 @@ async function scimGroupRecords(rows: ScimGroupRow[], reads: ExportReadsReposito
   }));
 }
 
+/** Apps connected through OAuth (CONTRACT 17): who allowed which app, for what; never a token (those are not in the grant). */
+async function connectedAppRecords(rows: OauthGrantRow[], reads: ExportReadsRepository) {
+  const names = await reads.appNames(rows.map((g) => g.client_id));
+  return rows.map((g) => ({
+    id: g.id,
+    app: names.get(g.client_id) ?? null,
+    client_id: g.client_id,
+    user_id: g.user_id,
+    resource: `/${g.resource}`,
+    scope: g.scope,
+    created_at: toIso(g.created_at),
+    last_used_at: isoOrNull(g.last_used_at),
+    revoked_at: isoOrNull(g.revoked_at),
+  }));
+}
+
 const SPECS: Record<ExportCollection, CollectionSpec> = {
   projects: spec('projects', DEFAULT_PAGE, (rows) => rows.map(toProject)),
   project_collaborators: spec('project_collaborators', DEFAULT_PAGE, (rows) => rows.map(toCollaboratorRecord)),
@@ -116,6 +132,7 @@ const SPECS: Record<ExportCollection, CollectionSpec> = {
     rows.map((t) => ({ id: t.id, name: t.name, prefix: t.token_prefix, created_at: toIso(t.created_at), last_used_at: isoOrNull(t.last_used_at), revoked_at: isoOrNull(t.revoked_at) })),
   ),
   scim_groups: spec('scim_groups', DEFAULT_PAGE, scimGroupRecords),
+  connected_apps: spec('oauth_grants', DEFAULT_PAGE, connectedAppRecords),
   webhooks: spec('webhooks', DEFAULT_PAGE, (rows) => rows.map(toWebhook)),
   workflows: spec('workflows', DEFAULT_PAGE, (rows) => rows.map(toWorkflow)),
   runs: spec('workflow_runs', DEFAULT_PAGE, runRecords),
