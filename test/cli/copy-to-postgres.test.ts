@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openDatabase } from '../../src/db/database.js';
 import { COPIED_TABLES, PROCESS_TABLES, SQLITE_ONLY_TABLES } from '../../src/db/maintenance/table-plan.js';
 import { cliActor, scimActor } from '../../src/services/access/actor.js';
+import { connectApp } from '../helpers/oauth-flow.js';
 import { BIN, cliEnv, cliJson, runCli, startServe, type ServeProcess } from '../helpers/cli.js';
 import { DashboardClient } from '../helpers/dashboard.js';
 import { deliverEveryEvent } from '../helpers/event-flows.js';
@@ -213,6 +214,10 @@ describe('copy-to-postgres from a service that has been used', () => {
     const betaMembers = await s.users.list(b.id, { limit: 10 });
     const group = await s.scimDirectory.createGroup(scimActor(b.id, 'Okta', { ip: null, userAgent: null, requestId: null }), { displayName: 'Engineering', members: [{ value: betaMembers.items[0]!.id }] });
     await s.scimSettings.saveMapping(owner, { groupId: String(group.id), orgRole: null, projectId: bProject.id, projectRole: 'viewer' });
+    // A connected app (CONTRACT 17): a client, a grant, its tokens, and the server's shared secret. Connected by
+    // a member without a second factor (the owner's session would first be asked for theirs).
+    const appUser = await s.admin.addUser({ orgId: b.id, email: 'agent.user@beta.example', role: 'member', name: 'Agent User' });
+    await connectApp(testEnv, b.id, appUser.id, { scope: 'read' });
 
     beta = { id: b.id, key: b.ownerKey, ownerId: b.ownerId, webhookId: hook.id, retrying: retrying!.id, fresh: fresh!.id, failed: failed!.id, waitingRun: waitingRun.id, queuedRun: queuedRun.id };
     for (const [who, key, url] of LISTS()) before[`${who} ${url}`] = await pages((u) => testEnv.request('GET', u, { key }), url);

@@ -6,6 +6,7 @@ import { newId } from '../../src/lib/ids.js';
 import { DAY_MS } from '../../src/lib/time.js';
 import { startLifecycleJob } from '../../src/worker/lifecycle-job.js';
 import { cliActor, scimActor } from '../../src/services/access/actor.js';
+import { connectApp } from '../helpers/oauth-flow.js';
 import { recordAttempt } from '../helpers/attempts.js';
 import { DashboardClient, type PageResponse } from '../helpers/dashboard.js';
 import { decodeQuotedPrintable, outboxMessages } from '../helpers/mail-outbox.js';
@@ -112,6 +113,8 @@ async function populate(env: TestEnv, clock: ManualClock, name: string): Promise
   await s.scimSettings.createToken(actor, 'Okta');
   const group = await s.scimDirectory.createGroup(scimActor(org.id, 'Okta', { ip: null, userAgent: null, requestId: null }), { displayName: 'Engineering', members: [{ value: member.userId }] });
   await s.scimSettings.saveMapping(actor, { groupId: String(group.id), orgRole: null, projectId: project.id, projectRole: 'viewer' });
+  // A connected app (CONTRACT 17): its grant, and the tokens under it.
+  await connectApp(env, org.id, member.userId, { scope: 'read' });
   for (const outcome of ['success', 'failure', 'failure'] as const) await recordAttempt(env, org.id, webhook.id, clock.now() - 10 * 60_000, outcome);
   await s.replayJobs.start(actor, webhook.id, clock.now() - 60 * 60_000);
 
