@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { cliActor as cliActorOf } from '../../src/services/access/actor.js';
 import { DashboardClient } from '../helpers/dashboard.js';
-import { authorizationRequest, clientOptions, connectApp, consent, discover, exchange, follow, REDIRECT_URI, refresh, register, visit } from '../helpers/oauth-flow.js';
+import { authorizationRequest, clientOptions, connectApp, consent, discover, exchange, follow, mcpInitialize as initializeWith, REDIRECT_URI, refresh, register, visit } from '../helpers/oauth-flow.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from '../helpers/test-env.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -26,12 +26,7 @@ describe.each(testDialects())('OAuth 2.1 authorization server (%s)', (dialect) =
   });
   afterAll(async () => env?.close());
 
-  const mcpInitialize = (token: string) =>
-    env.request('POST', '/mcp', {
-      key: token,
-      headers: { accept: 'application/json, text/event-stream' },
-      body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
-    });
+  const mcpInitialize = (token: string) => initializeWith(env, token);
 
   it('is discovered from a 401 of /mcp: protected-resource metadata, then the authorization server metadata', async () => {
     const refused = await mcpInitialize('');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cliJson, runCli } from '../helpers/cli.js';
-import { connectApp } from '../helpers/oauth-flow.js';
+import { connectApp, mcpInitialize } from '../helpers/oauth-flow.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from '../helpers/test-env.js';
 
 // Each case spawns Node processes; on a busy two-core machine that is slow, not wrong.
@@ -19,12 +19,7 @@ describe.each(testDialects())('workspace app list and revoke (%s)', (dialect) =>
   });
   afterAll(async () => env?.close());
 
-  const initialize = (token: string) =>
-    env.request('POST', '/mcp', {
-      key: token,
-      headers: { accept: 'application/json, text/event-stream' },
-      body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
-    });
+  const initialize = (token: string) => mcpInitialize(env, token);
 
   it('lists who connected which app with its scopes, and revokes one: the server process refuses its token at once', async () => {
     const member = await org.member('member');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../../src/services/access/actor.js';
 import { DashboardClient, noticeOf, tableRows, textOf } from '../helpers/dashboard.js';
-import { authorizationRequest, connectApp, discover, follow, register, visit } from '../helpers/oauth-flow.js';
+import { authorizationRequest, connectApp, discover, follow, mcpInitialize, register, visit } from '../helpers/oauth-flow.js';
 import { cancelSubscription } from '../helpers/read-only.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from '../helpers/test-env.js';
 
@@ -27,12 +27,7 @@ describe.each(testDialects())('connected apps in the dashboard (%s)', (dialect) 
   });
   afterAll(async () => env?.close());
 
-  const initialize = (token: string) =>
-    env.request('POST', '/mcp', {
-      key: token,
-      headers: { accept: 'application/json, text/event-stream' },
-      body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
-    });
+  const initialize = (token: string) => mcpInitialize(env, token);
   const settings = () => env.container.services.connectedApps.settings(cliActor(org.id));
 
   it("the account page lists one's own apps only; a member revokes theirs but not someone else's", async () => {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import { DashboardClient } from './dashboard.js';
 import type { TestEnv } from './test-env.js';
@@ -122,4 +122,11 @@ export async function refresh(env: TestEnv, as: oauth.AuthorizationServer, clien
   return oauth.processRefreshTokenResponse(as, client, response);
 }
 
-export const randomName = () => `app-${randomBytes(3).toString('hex')}`;
+/** The first message of every MCP client, and the Accept header the transport requires. */
+export const MCP_INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+export const MCP_ACCEPT = 'application/json, text/event-stream';
+
+/** An MCP `initialize` with this credential, through the app: 200 while it works, 401 once it does not. */
+export function mcpInitialize(env: TestEnv, token: string) {
+  return env.request('POST', '/mcp', { key: token, headers: { accept: MCP_ACCEPT }, body: MCP_INITIALIZE });
+}

@@ -2,7 +2,7 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliActor } from '../../src/services/access/actor.js';
 import { startServe, type ServeProcess } from '../helpers/cli.js';
-import { clientOptions, connectApp } from '../helpers/oauth-flow.js';
+import { clientOptions, connectApp, MCP_ACCEPT, MCP_INITIALIZE, mcpInitialize } from '../helpers/oauth-flow.js';
 import { deleteRedisPrefix, TEST_REDIS_URL, uniqueRedisPrefix } from '../helpers/redis.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from '../helpers/test-env.js';
 
@@ -52,10 +52,9 @@ describe.each(MODES)('app tokens on every instance: $name', (mode) => {
     if (mode.redis) await deleteRedisPrefix(prefix);
   });
 
-  const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
   const onB = async (token: string) =>
-    (await fetch(`${serve.address}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify(INIT) })).status;
-  const onA = async (token: string) => (await env.request('POST', '/mcp', { key: token, headers: { accept: 'application/json, text/event-stream' }, body: INIT })).status;
+    (await fetch(`${serve.address}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, accept: MCP_ACCEPT, 'content-type': 'application/json' }, body: JSON.stringify(MCP_INITIALIZE) })).status;
+  const onA = async (token: string) => (await mcpInitialize(env, token)).status;
 
   async function refusedWithin(probe: () => Promise<number>): Promise<number> {
     const since = performance.now();
