@@ -150,6 +150,7 @@ describe.each(testDialects())('OAuth 2.1 authorization server (%s)', (dialect) =
         expect(res.status).toBe(400);
         expect(res.location).toBeUndefined();
         expect(res.text).toMatch(/redirect_uri/);
+        expect(res.headers['x-frame-options']).toBe('DENY');
       }
     });
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
-import { DashboardClient } from './dashboard.js';
+import { DashboardClient, type PageResponse } from './dashboard.js';
 import type { TestEnv } from './test-env.js';
 
 export const REDIRECT_URI = 'http://127.0.0.1:8976/callback';
@@ -67,7 +67,7 @@ export function authorizationRequest(as: oauth.AuthorizationServer, client: oaut
 }
 
 /** The person's browser: follows the server's redirects to the consent page, and through it on a decision. */
-export async function visit(browser: DashboardClient, url: URL | string): Promise<{ status: number; location?: string; text: string }> {
+export async function visit(browser: DashboardClient, url: URL | string): Promise<PageResponse> {
   const target = typeof url === 'string' ? new URL(url, 'http://x') : url;
   return browser.get(target.pathname + target.search);
 }

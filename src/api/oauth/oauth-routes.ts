@@ -37,6 +37,9 @@ export async function oauthRoutes(app: FastifyInstance, deps: AppDeps & { author
     reply.hijack();
     // What onRequest set (request id, nosniff, HSTS) goes out with the server's own answer.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+    // The server's own pages (an error page, a form_post answer) are never framed.
+    reply.raw.setHeader('x-frame-options', 'DENY');
+    reply.raw.setHeader('content-security-policy', "frame-ancestors 'none'");
     if (url !== undefined) request.raw.url = url;
     try {
       await server.handle(request.raw, reply.raw);
