@@ -47,6 +47,12 @@ export function input<P extends TProperties>(properties: P): TObject<P> {
 /** `limit` and `cursor`, as every /v1 list takes them. */
 export const page = PageQuery;
 
+/** What a tool that deletes or removes answers: the API's 204 has no body. */
+export const done = { done: true } as const;
+
+/** An ISO time filter as the repositories take it (ms), as the routes read their query. */
+export const time = (iso: string | undefined) => (iso === undefined ? undefined : Date.parse(iso));
+
 export const Id = (what: string) => Type.String({ minLength: 1, maxLength: 128, description: `The ${what}'s id.` });
 
 export function compileTool(definition: McpTool): CompiledTool {
