@@ -50,7 +50,9 @@ describe.skipIf(SKIP)('connected apps in a browser (sqlite)', () => {
     const created = await env.container.services.admin.createOrganization({ name: 'Acme Holdings', ownerEmail: owner, ownerName: 'Olga Owner' });
     await env.container.store.repos.users.update(created.organization.id, created.owner.id, { password_hash: await hashPassword(PASSWORD) });
     callback = http.createServer((req, res) => {
-      received.push(new URL(req.url!, callbackUrl));
+      // Only the redirect counts: the browser also asks this origin for /favicon.ico.
+      const url = new URL(req.url!, callbackUrl);
+      if (url.pathname === '/callback') received.push(url);
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end('<!doctype html><html lang="en"><title>Connected</title><main><h1>You can close this window</h1></main></html>');
     });
