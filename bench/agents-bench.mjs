@@ -7,7 +7,6 @@
 // 2. The token endpoint's CPU per call (in process, the app built from dist): the code exchange and a refresh,
 //    beside GET /v1/projects/:id with a key as the baseline of the same run.
 //   npm run build && node bench/agents-bench.mjs [--seconds 8] [--rounds 3] [--connections 20] [--only sqlite|postgres] [--calls 300]
-import { spawn, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,9 +15,9 @@ import { fileURLToPath, pathToFileURL, URLSearchParams } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { freshPgDatabase } from './pg-database.mjs';
+import { cli, startServe } from './serve-process.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = path.join(ROOT, 'bin', 'workspace');
 const DIST = path.join(ROOT, 'dist');
 const { values: args } = parseArgs({
   options: {
@@ -35,27 +34,6 @@ const CONNECTIONS = Number(args.connections);
 const CALLS = Number(args.calls);
 const PG_ADMIN = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-const cli = (env, ...argv) => JSON.parse(execFileSync(process.execPath, [BIN, ...argv, '--json'], { env: { ...process.env, ...env }, encoding: 'utf8' }));
-
-function startServe(env) {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info', METRICS_PORT: 'off' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let partial = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop();
-      for (const line of lines) {
-        try {
-          const entry = JSON.parse(line);
-          if (entry.msg?.startsWith('ready')) resolve({ child, address: entry.address });
-        } catch {
-          // not JSON
-        }
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited (${code})`)));
-  });
-}
 
 const ticks = (pid) => {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -76,7 +54,7 @@ async function throughput(dialect) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agents-bench-'));
   const pg = dialect === 'postgres' ? await freshPgDatabase(PG_ADMIN, `agents_bench_${Date.now().toString(36)}`) : null;
   // A limit no run reaches: the figure is the read path's, not the limiter's refusals.
-  const env = { DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '100000000', ...(pg ? { DATABASE_URL: pg.url } : {}) };
+  const env = { DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '100000000', METRICS_PORT: 'off', ...(pg ? { DATABASE_URL: pg.url } : {}) };
   const org = cli(env, 'org', 'create', '--name', 'Bench', '--owner-email', 'owner@bench.example');
   const key = org.api_key.key;
   const serve = await startServe(env);

@@ -6,16 +6,13 @@
 // GET /healthz sent in the same schedule: the baseline of the machine and the HTTP stack, so the figures can be
 // read as ratios on a noisy machine. Each PATCH suspends a member (keys revoked, sessions ended, every cache told).
 //   npm run build && node bench/scim-bench.mjs [--rate 25] [--seconds 30] [--users 2000] [--only sqlite|postgres]
-import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freshPgDatabase } from './pg-database.mjs';
+import { cli, startServe } from './serve-process.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = path.join(ROOT, 'bin', 'workspace');
 const { values: args } = parseArgs({
   options: { rate: { type: 'string', default: '25' }, seconds: { type: 'string', default: '30' }, users: { type: 'string', default: '2000' }, only: { type: 'string' } },
 });
@@ -26,27 +23,6 @@ const PG_ADMIN = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1
 const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
-const cli = (env, ...argv) => JSON.parse(execFileSync(process.execPath, [BIN, ...argv, '--json'], { env: { ...process.env, ...env }, encoding: 'utf8' }));
-
-function startServe(env) {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let partial = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop();
-      for (const line of lines) {
-        try {
-          const entry = JSON.parse(line);
-          if (entry.msg?.startsWith('ready')) resolve({ child, address: entry.address });
-        } catch {
-          // not JSON
-        }
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited (${code})`)));
-  });
-}
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const summary = (values) => {

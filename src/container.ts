@@ -263,6 +263,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       mailer.close();
       await oidc.close();
       await apiKeys.flush();
+      await connectedApps.flush();
       await usage.close();
       await (shared ? shared.close() : rateLimiter.close());
       await pgAuthEvents?.close();

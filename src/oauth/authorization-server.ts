@@ -225,6 +225,14 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     return req;
   }
 
+  /** What the app asked for: its resource (RFC 8707; /mcp when it named none) and the scopes the service knows. */
+  function requestedOf(params: Record<string, unknown>): { indicator: string; scope: string } {
+    const requested = String(params.scope ?? '')
+      .split(' ')
+      .filter((item) => OAUTH_SCOPES.includes(item));
+    return { indicator: firstResource(params.resource) ?? resources.mcp, scope: [...new Set(requested)].join(' ') };
+  }
+
   async function clientOf(clientId: string) {
     const client = await provider.Client.find(clientId);
     if (!client) throw new oauthErrors.InvalidClient('the app is no longer registered');
@@ -247,18 +255,15 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
       const params = details.params as Record<string, unknown>;
       const client = await provider.Client.find(String(params.client_id));
       if (!client) return null;
-      const indicator = firstResource(params.resource) ?? resources.mcp;
+      const { indicator, scope } = requestedOf(params);
       const redirectUri = String(params.redirect_uri ?? client.redirectUris?.[0] ?? '');
-      const requested = String(params.scope ?? '')
-        .split(' ')
-        .filter((item) => OAUTH_SCOPES.includes(item));
       return {
         uid: details.uid,
         clientId: client.clientId,
         clientName: typeof client.clientName === 'string' && client.clientName.trim() !== '' ? client.clientName : 'Unnamed app',
         redirectHost: URL.parse(redirectUri)?.host ?? redirectUri,
         resource: indicator === resources.v1 ? 'v1' : 'mcp',
-        scope: [...new Set(requested)].join(' '),
+        scope,
       };
     },
 
@@ -267,12 +272,8 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
       const params = details.params as Record<string, unknown>;
       const clientId = String(params.client_id);
       await clientOf(clientId);
-      const indicator = firstResource(params.resource) ?? resources.mcp;
-      const requested = String(params.scope ?? '')
-        .split(' ')
-        .filter((item) => OAUTH_SCOPES.includes(item));
+      const { indicator, scope } = requestedOf(params);
       const grant = new provider.Grant({ accountId: userId, clientId });
-      const scope = [...new Set(requested)].join(' ');
       // The scopes are listed in the server's `scopes` (so that metadata names them), which makes it ask for them
       // as OpenID scopes too: the one consent covers both.
       grant.addResourceScope(indicator, scope);

@@ -112,11 +112,19 @@ export function oauthRepository({ db }: RepoContext) {
       return rows.map((r) => r.id);
     },
 
-    /** Ends every grant of a person (deprovisioning, CONTRACT 16 and 17); the ids that were live. */
+    /** Ends every grant of a person (deprovisioning, CONTRACT 16 and 17), and what they issued; the ids that were live. */
     async revokeGrantsForUser(orgId: string, userId: string, at: number): Promise<string[]> {
-      const live = await db.selectFrom('oauth_grants').select('id').where('org_id', '=', orgId).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
-      for (const { id } of live) await this.revokeGrant(id, at);
-      return live.map((g) => g.id);
+      const live = await db
+        .updateTable('oauth_grants')
+        .set({ revoked_at: at })
+        .where('org_id', '=', orgId)
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .returning('id')
+        .execute();
+      const ids = live.map((g) => g.id);
+      if (ids.length > 0) await db.deleteFrom('oauth_entries').where('grant_id', 'in', ids).execute();
+      return ids;
     },
 
     async touchGrant(orgId: string, id: string, at: number): Promise<void> {

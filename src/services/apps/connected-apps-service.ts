@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/time.js';
 import { systemActor, type Actor, type UserActor } from '../access/actor.js';
 import { requireWritable } from '../access/workspace.js';
 import { recordAudit } from '../audit/audit-record.js';
+import { createLastUsed } from '../shared/last-used.js';
 import { requireConfirmed } from '../identity/confirmation.js';
 import { oauthScopeText, scopeFromOauth } from './app-scopes.js';
 
@@ -68,7 +69,7 @@ export type ConnectedAppsService = ReturnType<typeof createConnectedAppsService>
  */
 export function createConnectedAppsService(deps: { store: Store; clock: Clock; authEvents: AuthEvents; onTouchError?: (err: unknown) => void }) {
   const { store, clock, authEvents } = deps;
-  const lastTouched = new Map<string, number>();
+  const lastUsed = createLastUsed({ now: () => clock.now(), intervalMs: TOUCH_INTERVAL_MS, write: (orgId, grantId, at) => store.repos.oauth.touchGrant(orgId, grantId, at), onError: deps.onTouchError });
 
   async function settingsOf(orgId: string): Promise<AppSettings> {
     const org = await store.repos.organizations.findById(orgId);
@@ -148,10 +149,12 @@ export function createConnectedAppsService(deps: { store: Store; clock: Clock; a
      * earlier connection of the same app replaced.
      */
     async connect<T extends { grantId: string }>(actor: Actor & { type: 'user' }, request: ConnectRequest, issue: () => Promise<T>): Promise<T> {
-      const settings = await settingsOf(actor.orgId);
-      if (!settings.membersMayConnect && !isManager(actor)) throw errors.forbidden('your organisation lets only admins and owners connect apps');
-      // A new credential, like a new API key: refused while the workspace is read-only (DASHBOARD 10).
-      await store.transaction((repos) => requireWritable(repos, actor));
+      await store.transaction(async (repos) => {
+        const org = await repos.organizations.findById(actor.orgId);
+        if (org?.members_may_connect_apps !== 1 && !isManager(actor)) throw errors.forbidden('your organisation lets only admins and owners connect apps');
+        // A new credential, like a new API key: refused while the workspace is read-only (DASHBOARD 10).
+        await requireWritable(repos, actor);
+      });
       const issued = await issue();
       const now = clock.now();
       const replaced = await store.transaction(async (repos) => {
@@ -208,15 +211,8 @@ export function createConnectedAppsService(deps: { store: Store; clock: Clock; a
     },
 
     /** Records use at most once a minute per grant, off the request's path (like API keys). */
-    touch(orgId: string, grantId: string): void {
-      const now = clock.now();
-      const last = lastTouched.get(grantId);
-      if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return;
-      if (lastTouched.size >= 100_000) lastTouched.clear();
-      lastTouched.set(grantId, now);
-      setImmediate(() => {
-        store.repos.oauth.touchGrant(orgId, grantId, now).catch((err: unknown) => deps.onTouchError?.(err));
-      });
-    },
+    touch: lastUsed.touch,
+    /** Waits for last-used writes under way (shutdown). */
+    flush: lastUsed.flush,
   };
 }

@@ -14,6 +14,7 @@ import { authorize, inOrg, type Actor } from '../access/actor.js';
 import { toPage } from '../../db/repositories/executor.js';
 import { decodeCursor, pageResult, type PageRequest, type PageResult } from '../shared/pagination.js';
 import { createdChanges, keyTarget, recordAudit } from '../audit/audit-record.js';
+import { createLastUsed } from '../shared/last-used.js';
 import type { AuthEvents } from '../../db/auth-events.js';
 import { formatScope, parseScope, scopeCovers } from '../access/permissions.js';
 import { SCOPE_HELP } from '../../schemas/access.js';
@@ -118,8 +119,7 @@ export const EXPIRY_NOTICE_MS = 7 * 86_400_000;
  * decided at each request from its scope and its user's live role, so nothing here grants more than the role.
  */
 export function createApiKeysService({ store, clock, authEvents, onTouchError, notices }: ApiKeysServiceDeps) {
-  const lastTouched = new Map<string, number>();
-  const touching = new Set<Promise<void>>();
+  const lastUsed = createLastUsed({ now: () => clock.now(), intervalMs: LAST_USED_INTERVAL_MS, write: (orgId, keyId, at) => store.repos.apiKeys.touch(orgId, keyId, at), onError: onTouchError });
 
   /** Inside the caller's transaction: a new `wsk_` key with 256 random bits, only its SHA-256 stored. */
   async function issue(repos: Repositories, actor: Actor, userId: string, scopeText: string, name: string | null, wantedExpiry: number | null = null): Promise<CreatedKey> {
@@ -236,20 +236,7 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError, n
      * Notes that a key was used. Called on the request path, so it only checks a map; the write runs after
      * the response is on its way, at most once a minute per key and process.
      */
-    touch(orgId: string, keyId: string): void {
-      const now = clock.now();
-      const last = lastTouched.get(keyId);
-      if (last !== undefined && now - last < LAST_USED_INTERVAL_MS) return;
-      if (lastTouched.size >= 100_000) lastTouched.clear();
-      lastTouched.set(keyId, now);
-      setImmediate(() => {
-        const write = store.repos.apiKeys
-          .touch(orgId, keyId, now)
-          .catch((err: unknown) => onTouchError?.(err))
-          .finally(() => touching.delete(write));
-        touching.add(write);
-      });
-    },
+    touch: lastUsed.touch,
 
     /**
      * Mails the user of every live key that expires within 7 days and was not mailed yet (the worker's
@@ -280,10 +267,7 @@ export function createApiKeysService({ store, clock, authEvents, onTouchError, n
     },
 
     /** Waits for last-used writes under way (shutdown: before the database closes). */
-    async flush(): Promise<void> {
-      await new Promise((resolve) => setImmediate(resolve));
-      await Promise.all(touching);
-    },
+    flush: lastUsed.flush,
   };
 }
 
