@@ -31,14 +31,24 @@ export function utcDateTimeValue(ms: number): string {
   return toIso(ms).slice(0, 16).replace('T', ' ');
 }
 
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Whether a filter value is a calendar day (what a `type="date"` field sends), not a day and a time. */
+export function isDateOnly(value: string | undefined): boolean {
+  return value !== undefined && DATE_ONLY.test(value);
+}
+
 /**
  * A filter form's time field read as UTC: undefined when empty; when it cannot be read, undefined and a
- * problem naming the field added to `details`.
+ * problem naming the field added to `details`. A day alone (a date field) is its first moment, or with
+ * `dayEnd` (a "To" field: that day included) the first moment of the next day.
  */
-export function readTimeField<F extends string>(text: Partial<Record<F, string>>, field: F, details: ErrorDetail[]): number | undefined {
+export function readTimeField<F extends string>(text: Partial<Record<F, string>>, field: F, details: ErrorDetail[], dayEnd = false): number | undefined {
   const value = text[field];
   if (value === undefined) return undefined;
-  const at = parseUtcDateTime(value);
-  if (at === null) details.push({ field, message: 'must be a date and time in UTC, such as 2026-01-31 14:30' });
+  const dateOnly = isDateOnly(value);
+  const at = parseUtcDateTime(dateOnly ? `${value} 00:00` : value);
+  if (at === null) details.push({ field, message: 'must be a date, or a date and time in UTC such as 2026-01-31 14:30' });
+  if (at !== null && dateOnly && dayEnd) return at + 86_400_000;
   return at ?? undefined;
 }

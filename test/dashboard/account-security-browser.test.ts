@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/lib/crypto.js';
 import { totpCodeAt } from '../../src/lib/totp.js';
 import { assertAccessible } from '../helpers/axe.js';
-import { CHROMIUM, followClick, screenshotIfAsked, signInThroughForm, suiteBrowser } from '../helpers/browser.js';
+import { CHROMIUM, followClick, screenshotBothWidths, screenshotIfAsked, signInThroughForm, suiteBrowser } from '../helpers/browser.js';
 import { freePort } from '../helpers/redis.js';
 import { createTestEnv, type TestEnv } from '../helpers/test-env.js';
 
@@ -72,6 +72,9 @@ describe.skipIf(SKIP)('account security in a browser (sqlite)', () => {
     await signInThroughForm(page, baseUrl, member.email, PASSWORD);
     await followClick(page, page.getByRole('link', { name: 'Security' }));
     expect(await heading(page)).toBe('Security');
+    // The state in words first (DASHBOARD 11): no factor yet, and the app is the one primary button.
+    await expect(page.locator('#two-step-state').textContent()).resolves.toBe('Two-step verification is off. Set up an authenticator app or add a passkey to turn it on.');
+    await expect(page.getByRole('button', { name: 'Set up authenticator app' }).getAttribute('class')).resolves.toBe('button');
     // Without JavaScript the passkey button stays hidden and the page says why.
     await expect(page.getByRole('button', { name: 'Add a passkey' }).isVisible()).resolves.toBe(false);
     await expect(page.getByText('Adding a passkey needs JavaScript in this browser.').isVisible()).resolves.toBe(true);
@@ -79,7 +82,7 @@ describe.skipIf(SKIP)('account security in a browser (sqlite)', () => {
     await followClick(page, page.getByRole('button', { name: 'Set up authenticator app' }));
     expect(await heading(page)).toBe('Set up authenticator app');
     await expect(page.getByRole('img', { name: 'QR code for your authenticator app' }).isVisible()).resolves.toBe(true);
-    await screenshotIfAsked(page, 'security-totp-setup.png');
+    await screenshotBothWidths(page, 'security-totp-setup');
     const secret = (await page.locator('code.setup-key').textContent())!.replaceAll(' ', '');
     await page.getByLabel('Code', { exact: true }).fill('123456');
     await followClick(page, page.getByRole('button', { name: 'Turn on' }));
@@ -90,13 +93,18 @@ describe.skipIf(SKIP)('account security in a browser (sqlite)', () => {
     const codes = (await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').allTextContents()).map((c) => c.trim());
     expect(codes).toHaveLength(10);
     await expect(page.getByRole('link', { name: 'Download recovery codes' }).getAttribute('download')).resolves.toBe('workspace-recovery-codes.txt');
-    await screenshotIfAsked(page, 'security-recovery-codes.png');
+    await screenshotBothWidths(page, 'security-recovery-codes');
+    // An app only: on, named, with the codes left; what is not set up yet (a passkey) comes first.
+    await page.goto(`${baseUrl}/dashboard/account/security`);
+    await expect(page.locator('#two-step-state').textContent()).resolves.toBe('Two-step verification is on: authenticator app, 10 of 10 recovery codes left.');
+    const sections = await page.locator('main h2').allTextContents();
+    expect(sections.indexOf('Passkeys')).toBeLessThan(sections.indexOf('Authenticator app'));
     await signOut(page);
 
     // The code of the next step: the one that turned the app on was spent.
     await signInThroughForm(page, baseUrl, member.email, PASSWORD);
     expect(await heading(page)).toBe('Two-step verification');
-    await screenshotIfAsked(page, 'security-two-step.png');
+    await screenshotBothWidths(page, 'security-two-step');
     await page.getByLabel('Code', { exact: true }).fill(await totpCodeAt(secret, Date.now() + 30_000));
     await followClick(page, page.getByRole('button', { name: 'Verify', exact: true }));
     expect(new URL(page.url()).pathname).toBe('/dashboard');
@@ -129,6 +137,9 @@ describe.skipIf(SKIP)('account security in a browser (sqlite)', () => {
     const stored = await db().selectFrom('passkeys').selectAll().where('user_id', '=', member.id).execute();
     expect(stored).toHaveLength(1);
     expect(stored[0]!.name).toBe('Test laptop');
+    // Passkeys only: on, named; the app, not set up, is offered first but no longer as the primary button.
+    await expect(page.locator('#two-step-state').textContent()).resolves.toBe('Two-step verification is on: 1 passkey, 10 of 10 recovery codes left.');
+    await expect(page.getByRole('button', { name: 'Set up authenticator app' }).getAttribute('class')).resolves.toBe('button secondary');
     await screenshotIfAsked(page, 'security-page.png');
     await signOut(page);
 
@@ -194,7 +205,7 @@ describe.skipIf(SKIP)('account security in a browser (sqlite)', () => {
     await followClick(page, page.getByRole('button', { name: 'Create key' }));
     expect(await heading(page)).toBe("Confirm it's you");
     await assertAccessible(page, "the confirm-it's-you page");
-    await screenshotIfAsked(page, 'security-confirm.png');
+    await screenshotBothWidths(page, 'security-confirm');
     await page.getByLabel('Password').fill('not the password');
     await followClick(page, page.getByRole('button', { name: 'Confirm' }));
     expect(await heading(page)).toBe("Confirm it's you");

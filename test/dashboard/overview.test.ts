@@ -41,8 +41,9 @@ describe.each(testDialects())('dashboard: overview (%s)', (dialect) => {
     expect(res.status).toBe(200);
     const text = textOf(res.text);
     expect(res.text).toContain('<h2 id="health-title">Webhook health (last 24 hours)</h2>');
-    expect(text).toContain('98.5% delivered (197 of 200 attempts)');
-    expect(chartLabels(res.text)).toContain('Deliveries per hour, last 24 hours (UTC): 98.5% delivered (197 of 200 attempts)');
+    // Each seeded attempt is a delivery of its own: 197 of 200 delivered, their 3 failed attempts named.
+    expect(text).toContain('98.5% delivered (197 of 200 deliveries); 3 failed attempts along the way');
+    expect(chartLabels(res.text)).toContain('Delivery attempts per hour, last 24 hours (UTC), by outcome. 98.5% delivered (197 of 200 deliveries); 3 failed attempts along the way');
 
     const rows = tableRows(res.text, 'Deliveries per hour');
     expect(rows).toHaveLength(24);
@@ -79,7 +80,7 @@ describe.each(testDialects())('dashboard: overview (%s)', (dialect) => {
     const res = await browser.get('/dashboard');
     expect(res.status).toBe(200);
     const text = textOf(res.text);
-    expect(text).toContain('0% delivered (0 of 1 attempt)');
+    expect(text).toContain('0% delivered (0 of 1 delivery); 1 failed attempt along the way');
     expect(text).toContain('5,001 requests in the last 30 days');
     expect(tableRows(res.text, 'Deliveries per hour')[23]).toBe('22 Nov 2026, 09:00 UTC 0 1 1');
   });

@@ -245,7 +245,7 @@ describe.skipIf(SKIP)('the dashboard as a product, in a browser (sqlite)', () =>
             for (const run of runs.items) paths.push(`/dashboard/runs/${run.id}`);
           }
         }
-        for (const hook of (await env.container.services.webhooks.list(orgId, { limit: 100 })).items) paths.push(`/dashboard/webhooks/${hook.id}`);
+        for (const hook of (await env.container.services.webhooks.list(cliActor(orgId), { limit: 100 })).items) paths.push(`/dashboard/webhooks/${hook.id}`);
         for (const path of paths) {
           await page.goto(`${baseUrl}${path}`);
           const banner = page.locator('.read-only-banner');

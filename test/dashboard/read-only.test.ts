@@ -40,6 +40,7 @@ const BANNER_PAGES: PageCase[] = [
   { route: '/account', url: () => '/dashboard/account' },
   { route: '/account/security', url: () => '/dashboard/account/security' },
   { route: '/account/security/recovery-codes', url: () => '/dashboard/account/security/recovery-codes' },
+  { route: '/settings', url: () => '/dashboard/settings' },
   { route: '/settings/security', url: () => '/dashboard/settings/security' },
   { route: '/settings/sso', url: () => '/dashboard/settings/sso' },
   { route: '/settings/scim', url: () => '/dashboard/settings/scim' },

@@ -43,7 +43,7 @@ describe.each(testDialects())('dashboard shell (%s)', (dialect) => {
     expect(textOf(res.text)).toContain('Sign out');
     // DASHBOARD 1's order: "My tasks" right after "Projects" (the owner sees every link built so far).
     const nav = /<nav aria-label="Main"[^>]*>([\s\S]*?)<\/nav>/.exec(res.text)![1]!;
-    expect([...nav.matchAll(/<a href="[^"]+"[^>]*>([^<]+)<\/a>/g)].map((m) => m[1])).toEqual(['Overview', 'Projects', 'My tasks', 'Members', 'API keys', 'Webhooks', 'Audit log', 'Export', 'Billing', 'Account', 'Security']);
+    expect([...nav.matchAll(/<a href="[^"]+"[^>]*>([^<]+)<\/a>/g)].map((m) => m[1])).toEqual(['Overview', 'Projects', 'My tasks', 'Members', 'API keys', 'Webhooks', 'Audit log', 'Export', 'Billing', 'Settings', 'Account', 'Security']);
   });
 
   it('sends a browser at / to the dashboard; a client that asks for JSON still gets the API\'s 404', async () => {

@@ -88,7 +88,7 @@ describe.skipIf(SKIP)('single sign-on in a browser (sqlite)', () => {
   it('is set up, tested and required by an owner, seen and linked by an admin, and then how members sign in', async () => {
     const owner = await chrome.newPage({ ignoreHTTPSErrors: true });
     await signInThroughForm(owner, baseUrl, people.owner, PASSWORD);
-    await followClick(owner, owner.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }));
+    await followClick(owner, owner.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }));
     await followClick(owner, owner.getByRole('link', { name: 'Single sign-on' }));
     expect(await heading(owner)).toBe('Single sign-on');
     await expect(owner.getByText(`Redirect URL: ${baseUrl}/dashboard/sso/callback`).isVisible()).resolves.toBe(true);

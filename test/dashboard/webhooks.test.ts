@@ -2,12 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUtc } from '../../src/lib/time.js';
 import { cliActor } from '../../src/services/access/actor.js';
 import { EVENT_TYPES } from '../../src/schemas/events.js';
-import { recordAttempt } from '../helpers/attempts.js';
+import { recordAttempt, recordDeliveries } from '../helpers/attempts.js';
 import { DashboardClient, noticeOf, tableRows, textOf, type FormFields, type PageResponse } from '../helpers/dashboard.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { createTestEnv, testDialects, type TestEnv, type TestOrg } from '../helpers/test-env.js';
 
-const HOUR = 3_600_000;
 const at = (day: number, hour: number, minute = 0) => Date.UTC(2026, 10, day, hour, minute);
 
 /** The secret shown once on the answer to "Create subscription". */
@@ -158,21 +157,19 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       await recordAttempt(env, fresh.id, mixed, at(21, 9, 59), 'failure'); // before the window
       await recordAttempt(env, fresh.id, quiet, at(20, 12, 0), 'success'); // two days ago: no attempts now
       await recordAttempt(env, fresh.id, busy, at(22, 9, 0), 'failure');
-      // Larger counts straight into the roll-up the figure is read from.
-      const thisHour = Math.floor(at(22, 9) / HOUR);
-      await env.container.store.repos.deliveryQueue.addHourly([
-        { orgId: fresh.id, webhookId: huge, hour: thisHour, delivered: 1_500, failed: 1 },
-        { orgId: fresh.id, webhookId: huge, hour: thisHour - 5, delivered: 498, failed: 1 },
-      ]);
+      // Larger counts: deliveries written in bulk, as many as the worker would leave.
+      await recordDeliveries(env, fresh.id, huge, at(22, 9), 'delivered', 1_500);
+      await recordDeliveries(env, fresh.id, huge, at(22, 4), 'delivered', 498);
+      await recordDeliveries(env, fresh.id, huge, at(22, 4), 'failed', 2);
 
       const res = await (await browserFor(fresh.ownerId, fresh.id)).get('/dashboard/webhooks');
       expect(res.status).toBe(200);
       const rows = tableRows(res.text, 'Webhook subscriptions');
       expect(rows).toHaveLength(4);
       expect(rows[0]).toMatch(/^https:\/\/hooks\.example\.com\/huge Active project\.created 22 Nov 2026, 09:30 UTC 99\.9% \(1,998 of 2,000\) Delete$/);
-      expect(rows[1]).toBe('https://hooks.example.com/mixed Active project.created 22 Nov 2026, 09:30 UTC 66.6% (2 of 3) Delete');
+      expect(rows[1]).toBe('https://hooks.example.com/mixed Active project.created 22 Nov 2026, 09:30 UTC 66.7% (2 of 3) Delete');
       expect(rows[2]).toBe(`https://hooks.example.com/busy?a=1&b=2 Active ${EVENT_TYPES.join(', ')} 22 Nov 2026, 09:30 UTC 0% (0 of 1) Delete`);
-      expect(rows[3]).toBe('https://hooks.example.com/quiet Active task.assigned, project.created 22 Nov 2026, 09:30 UTC No attempts Delete');
+      expect(rows[3]).toBe('https://hooks.example.com/quiet Active task.assigned, project.created 22 Nov 2026, 09:30 UTC No deliveries Delete');
       for (const id of [quiet, busy, mixed, huge]) {
         expect(res.text).toContain(`<a href="/dashboard/webhooks/${id}">`);
         expect(res.text).toContain(`<a href="/dashboard/webhooks/${id}/delete">Delete</a>`);
@@ -182,7 +179,7 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       expect(link).toBe('https://<wbr/>hooks<wbr/>.example<wbr/>.com/<wbr/>busy<wbr/>?a<wbr/>=1<wbr/>&amp;b<wbr/>=2');
       // The figures are the service's, for the same window.
       const stats = await env.container.services.deliveryStats.perWebhook(cliActor(fresh.id));
-      expect(stats.get(mixed)).toEqual({ delivered: 2, failed: 1 });
+      expect(stats.get(mixed)).toEqual({ delivered: 2, failed: 1, pending: 0, cancelled: 0, total: 3 });
       // Nobody else's subscriptions, and never a secret.
       expect(res.text).not.toContain('foreign');
       const secrets = await db().selectFrom('webhooks').select('secret').where('org_id', '=', fresh.id).execute();
@@ -255,7 +252,7 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       expect(res.text).not.toContain('Signing secret (optional)');
       expect(res.text).toContain('<a href="/dashboard/webhooks">Add another subscription</a>');
       // The table already lists it.
-      expect(tableRows(res.text, 'Webhook subscriptions')[0]).toBe('https://hooks.example.com/given Active task.assigned, project.created 22 Nov 2026, 09:30 UTC No attempts Delete');
+      expect(tableRows(res.text, 'Webhook subscriptions')[0]).toBe('https://hooks.example.com/given Active task.assigned, project.created 22 Nov 2026, 09:30 UTC No deliveries Delete');
 
       const stored = await env.container.store.repos.webhooks.findById(org.id, id);
       expect(stored).toMatchObject({ url: 'https://hooks.example.com/given', secret: given });
@@ -483,7 +480,7 @@ describe.each(testDialects())('dashboard: webhooks (%s)', (dialect) => {
       expect(textOf(confirm.text)).toContain('Delete the subscription to https://127.0.0.1:9/to-delete (project.created)?');
       expect(confirm.text).toContain(`<form method="post" action="/dashboard/webhooks/${id}/delete" class="inline-form">`);
       expect(confirm.text).toContain('<button type="submit" class="button danger">Delete subscription</button>');
-      expect(confirm.text).toContain(`<a href="/dashboard/webhooks/${id}">Cancel</a>`);
+      expect(confirm.text).toContain(`<a href="/dashboard/webhooks/${id}">Keep the subscription</a>`);
       // Opening the confirmation changes nothing.
       const before = await snapshot();
       expect(await env.container.store.repos.webhooks.findById(org.id, id)).toBeDefined();

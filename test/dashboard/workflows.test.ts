@@ -141,7 +141,8 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       expect(res.text).toContain('<label for="due_in">Due in</label>');
       expect(res.text).toContain('<label for="duration">Duration</label>');
       expect(res.text).toContain('e.g. 30m, 2h, 3d; up to 30 days');
-      expect(res.text).toContain('<button type="submit">Add step</button>');
+      // A workflow with steps: "Run workflow" is the primary button, "Add step" secondary.
+      expect(res.text).toContain('<button type="submit" class="secondary">Add step</button>');
       expect(res.text).toContain('Run workflow</button>');
       expect(res.text).toContain('<button type="submit">Save workflow</button>');
       expect(tableRows(res.text, 'Runs')).toEqual(['This workflow has not run yet.']);
@@ -361,7 +362,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       expect(textOf(page.text)).toContain('Status Queued · step 1 of 3');
       expect(textOf(page.text)).toContain('Started by Olive Owner');
       expect(tableRows(page.text, 'Steps')).toEqual(['1 Task Write notes Not started —', '2 Wait — Not started —', '3 Approval Sign off Not started —']);
-      expect(page.text).toContain(`<a href="${runPath}/cancel" class="button danger">Cancel run</a>`);
+      expect(page.text).toMatch(new RegExp(`<section class="danger-zone"[^]*<a href="${runPath}/cancel" class="button danger-outline">Cancel run</a>`));
 
       // The worker starts step 1: a task for the assignee.
       expect(await drive()).toBeGreaterThanOrEqual(1);

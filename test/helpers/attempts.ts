@@ -52,3 +52,26 @@ export async function recordAttempt(env: Pick<TestEnv, 'container'>, orgId: stri
     { orgId, webhookId, hour: Math.floor(startedAt / 3_600_000), delivered: ok ? 1 : 0, failed: ok ? 0 : 1 },
   ]);
 }
+
+/** `count` finished deliveries of one status created at `createdAt`, in one statement: bulk figures for the health headline. */
+export async function recordDeliveries(env: Pick<TestEnv, 'container'>, orgId: string, webhookId: string, createdAt: number, status: 'delivered' | 'failed', count: number): Promise<void> {
+  const rows = Array.from({ length: count }, () => ({
+    id: newId('dlv'),
+    org_id: orgId,
+    event_id: newId('evt'),
+    webhook_id: webhookId,
+    event_type: 'project.created',
+    status,
+    attempt_count: 1,
+    failure_count: status === 'failed' ? 1 : 0,
+    next_attempt_at: null,
+    lease_owner: null,
+    lease_expires_at: null,
+    last_status_code: status === 'failed' ? 500 : 200,
+    last_error: status === 'failed' ? 'HTTP 500' : null,
+    created_at: createdAt,
+    updated_at: createdAt,
+  }));
+  // SQLite binds at most 32,766 values a statement: 100 rows of 15 are well inside it.
+  for (let i = 0; i < rows.length; i += 100) await env.container.database.db.insertInto('deliveries').values(rows.slice(i, i + 100)).execute();
+}

@@ -66,6 +66,19 @@ export async function screenshotIfAsked(page: Page, file: string): Promise<void>
   await page.screenshot({ path: path.join(SHOTS_DIR, file), fullPage: true });
 }
 
+/**
+ * With SCREENSHOTS=1, writes docs/screenshots/<name>.png at the page's width and <name>-390.png on a phone
+ * (390 × 844), then puts the width back: for pages a walk cannot reach (set-up steps, codes shown once).
+ */
+export async function screenshotBothWidths(page: Page, name: string): Promise<void> {
+  if (process.env.SCREENSHOTS !== '1') return;
+  await screenshotIfAsked(page, `${name}.png`);
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await screenshotIfAsked(page, `${name}-390.png`);
+  if (size) await page.setViewportSize(size);
+}
+
 /** Signs in through the dashboard's login form, as a person would. */
 export async function signInThroughForm(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
   await page.goto(`${baseUrl}/dashboard/login`);

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../http/app-deps.js';
 import { emptyBodyIsObject, extension } from './route-parts.js';
-import { actorOf, principalOf } from '../hooks/auth.js';
+import { actorOf } from '../hooks/auth.js';
 import { authErrorResponses, ErrorResponse, IdParams } from '../../schemas/common.js';
 import { NoQuery } from '../../schemas/deliveries.js';
 import {
@@ -32,7 +32,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
     schema: { tags, operationId: 'listWebhooks', summary: 'List webhook subscriptions, newest first', querystring: ListWebhooksQuery, response: { 200: WebhookList, ...authErrorResponses } },
     handler: async (request) => {
       const { limit = 20, cursor } = request.query;
-      const page = await webhooks.list(principalOf(request).orgId, { limit, cursor });
+      const page = await webhooks.list(actorOf(request), { limit, cursor });
       return toListEnvelope(page);
     },
   });

@@ -35,8 +35,13 @@ function AccountView({ page, apps, name, errors }: { page: PageContext; apps: re
           <CsrfField token={csrf} />
           <Field id="current_password" label="Current password" type="password" error={errorFor(errors, 'current_password')} autocomplete="current-password" required />
           <NewPasswordField id="new_password" label="New password" errors={errors} hint="8 to 1,024 characters. Your other sessions are signed out; this one stays." />
-          <button type="submit">Change password</button>
+          <button type="submit" class="secondary">
+            Change password
+          </button>
         </form>
+        <p>
+          Two-step verification, passkeys and where you are signed in: <a href="/dashboard/account/security">Security</a>.
+        </p>
       </section>
       <section aria-labelledby="apps-title" class="panel">
         <h2 id="apps-title">Connected apps</h2>

@@ -270,7 +270,7 @@ export const apiKeysPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
           {isManager(page.viewer) ? `, belonging to ${key.owner_name ?? key.owner_email}` : ''})?
         </p>
         <p>Anything using it is refused from its next request on. This cannot be undone.</p>
-        <ConfirmActions action={action} csrf={page.csrf} label="Revoke key" cancelHref={HERE} />
+        <ConfirmActions action={action} csrf={page.csrf} label="Revoke key" cancelHref={HERE} cancelLabel="Keep the key" />
       </Layout>,
     );
   });

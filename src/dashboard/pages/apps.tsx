@@ -9,7 +9,7 @@ import type { AppSettings, ConnectedApp } from '../../services/apps/connected-ap
 import { pageContext, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, CsrfField, Table, Time } from '../views/components.js';
-import { Layout } from '../views/layout.js';
+import { Layout, SETTINGS as ALL_SETTINGS } from '../views/layout.js';
 
 const SETTINGS = '/dashboard/settings/apps';
 const ACCOUNT = '/dashboard/account';
@@ -113,7 +113,7 @@ function AppsSettingsView({ page, apps, settings }: { page: PageContext; apps: r
   const { viewer, csrf } = page;
   const owner = viewer.role === 'owner';
   return (
-    <Layout title="Connected apps" viewer={viewer} csrf={csrf}>
+    <Layout title="Connected apps" viewer={viewer} csrf={csrf} current={ALL_SETTINGS}>
       <p class="lead">Apps and AI agents members connected through OAuth. Each acts as its person, within the scopes they allowed; revoking one ends its tokens at once.</p>
       <section aria-labelledby="apps-title" class="panel">
         <h2 id="apps-title">Every connected app</h2>
@@ -157,7 +157,7 @@ function RevokeView({ page, app, action, cancelHref }: { page: PageContext; app:
         {app.userId === page.viewer.userId ? '' : ` (connected by ${app.userName ?? app.userEmail})`}?
       </p>
       <p>Its tokens stop working at once, on every server. To use it again, connect it again from the app.</p>
-      <ConfirmActions action={action} csrf={page.csrf} label="Revoke app" cancelHref={cancelHref} />
+      <ConfirmActions action={action} csrf={page.csrf} label="Revoke app" cancelHref={cancelHref} cancelLabel="Keep the app connected" />
     </Layout>
   );
 }

@@ -1,17 +1,20 @@
-import type { ComponentChild } from 'preact';
+import type { ComponentChild, ComponentChildren } from 'preact';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DomainError, errors, type ErrorDetail } from '../../errors.js';
 import type { Actor } from '../../services/access/actor.js';
+import { AUDIT_ACTIONS } from '../../services/audit/audit-record.js';
 import { assertCanReadAudit, type AuditEntryView, type AuditExportFormat, type AuditListFilter } from '../../services/audit/audit-service.js';
 import type { PageResult } from '../../services/shared/pagination.js';
 import { formatUtc } from '../../lib/time.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { pageContext, pageRefusal, sendPage, type PageContext } from '../context.js';
 import { readTimeField } from '../datetime.js';
+import { DayField } from '../views/day-field.js';
+import { memberOptions, type MemberOption } from '../members-options.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, errorFor, Field, Table, Time, type FormError, Email } from '../views/components.js';
+import { ActionForm, Clipped, Url, errorFor, Field, Table, Time, type FormError, Email } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { filteredHref, filterText as filterTextOf, type FilterText as FilterTextOf } from '../filters.js';
 
@@ -63,7 +66,7 @@ const filterText = (values: Partial<Record<string, string | undefined>>): Filter
  */
 function toFilter(actor: Actor, text: FilterText): AuditListFilter {
   const details: ErrorDetail[] = [];
-  const time = (field: 'from' | 'to') => readTimeField(text, field, details);
+  const time = (field: 'from' | 'to') => readTimeField(text, field, details, field === 'to');
   const filter: AuditListFilter = { action: text.action, actor: text.actor, target: text.target, from: time('from'), to: time('to') };
   if (details.length > 0) {
     assertCanReadAudit(actor);
@@ -94,11 +97,11 @@ export const auditLogPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
       // People by their names today (a removed person by the e-mail the row kept), keys by their names: one query each.
       const userIds = list.items.flatMap((e) => [e.actor.id, e.target?.type === 'user' ? e.target.id : null]).filter((id): id is string => id !== null);
       const keyIds = list.items.flatMap((e) => (e.actor.api_key_id ? [e.actor.api_key_id] : []));
-      const [people, keys] = await Promise.all([services.users.names(page.actor.orgId, userIds), services.apiKeys.names(page.actor.orgId, keyIds)]);
-      return sendPage(reply, <AuditLogView page={page} text={text} list={list} cursor={cursor} names={{ people, keys }} />);
+      const [people, keys, members] = await Promise.all([services.users.names(page.actor.orgId, userIds), services.apiKeys.names(page.actor.orgId, keyIds), memberOptions(services, page.actor)]);
+      return sendPage(reply, <AuditLogView page={page} text={text} list={list} cursor={cursor} names={{ people, keys }} members={members} />);
     } catch (error) {
       const refusal = pageRefusal(reply, error, [400]);
-      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(refusal)} />, 400);
+      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(refusal)} members={await memberOptions(services, page.actor)} />, 400);
     }
   });
 
@@ -118,7 +121,7 @@ export const auditLogPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
         .send(file.stream);
     } catch (error) {
       const refusal = pageRefusal(reply, error, [400]);
-      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(refusal)} />, 400);
+      return sendPage(reply, <AuditLogView page={page} text={text} errors={pageErrors(refusal)} members={await memberOptions(services, page.actor)} />, 400);
     }
   });
 };
@@ -137,13 +140,15 @@ interface AuditLogViewProps {
   list?: PageResult<AuditEntryView>;
   cursor?: string | undefined;
   errors?: FormError[];
+  /** The people the "Actor" filter offers by name. */
+  members: readonly MemberOption[];
 }
 
-function AuditLogView({ page, text, list, cursor, names = { people: new Map(), keys: new Map() }, errors: problems }: AuditLogViewProps) {
+function AuditLogView({ page, text, list, cursor, names = { people: new Map(), keys: new Map() }, errors: problems, members }: AuditLogViewProps) {
   const filtered = FILTER_FIELDS.some((field) => text[field] !== undefined);
   return (
     <Layout title="Audit log" viewer={page.viewer} csrf={page.csrf} current={HERE} errors={problems}>
-      <FilterForm text={text} errors={problems} filtered={filtered} />
+      <FilterForm text={text} errors={problems} filtered={filtered} members={members} />
       {list ? (
         <>
           {/* Above the rows, as GitHub puts Export: 50 rows are a long scroll on a phone. */}
@@ -161,14 +166,79 @@ function AuditLogView({ page, text, list, cursor, names = { people: new Map(), k
   );
 }
 
-function FilterForm({ text, errors: problems, filtered }: { text: FilterText; errors?: FormError[] | undefined; filtered: boolean }) {
+/** The actions by what they act on, in the order the list declares them: one `<optgroup>` each. */
+const ACTION_GROUPS: readonly { subject: string; actions: readonly string[] }[] = (() => {
+  const groups = new Map<string, string[]>();
+  for (const action of AUDIT_ACTIONS) {
+    const subject = action.slice(0, action.indexOf('.'));
+    groups.set(subject, [...(groups.get(subject) ?? []), action]);
+  }
+  return [...groups].map(([subject, actions]) => ({ subject, actions }));
+})();
+
+/** "project" → "Project actions"; a group's first option selects its prefix (`project.`), every action of it. */
+const groupWords = (subject: string) => actionWords(`${subject}.`).trim();
+
+const SPECIAL_ACTORS = [
+  { value: 'system', label: 'The service' },
+  { value: 'cli', label: 'Command line' },
+] as const;
+
+/**
+ * DASHBOARD 8, filters in words: "Action" a list of the actions by name, grouped by what they act on; "Actor"
+ * the people by name; "From" and "To" days. A code or id typed into the address still filters, and is kept
+ * as a selected option in its own words, so the form shows what is applied.
+ */
+function FilterForm({ text, errors: problems, filtered, members }: { text: FilterText; errors?: FormError[] | undefined; filtered: boolean; members: readonly MemberOption[] }) {
+  const knownAction = text.action === undefined || ACTION_GROUPS.some((g) => `${g.subject}.` === text.action || g.actions.includes(text.action!));
+  const knownActor = text.actor === undefined || SPECIAL_ACTORS.some((a) => a.value === text.actor) || members.some((m) => m.value === text.actor);
   return (
     <form method="get" action={HERE} class="filters audit-filters" role="search" aria-label="Filter the audit log">
-      <Field id="action" label="Action" value={text.action} error={errorFor(problems, 'action')} maxLength={100} hint="The start of an action: project (every project action), or a whole action such as project.created." />
-      <Field id="actor" label="Actor" value={text.actor} error={errorFor(problems, 'actor')} maxLength={200} hint="A user id, part of an e-mail address, or cli or system." />
-      <Field id="target" label="Target" value={text.target} error={errorFor(problems, 'target')} maxLength={200} hint="A target id or part of its name." />
-      <Field id="from" label="From" value={text.from} error={errorFor(problems, 'from')} hint="UTC, as 2026-11-25 13:44; entries at or after this time." autocomplete="off" maxLength={64} />
-      <Field id="to" label="To" value={text.to} error={errorFor(problems, 'to')} hint="UTC, as 2026-11-25 13:44; entries before this time." autocomplete="off" maxLength={64} />
+      <FilterSelect id="action" label="Action" error={errorFor(problems, 'action')}>
+          <option value="">Any action</option>
+          {knownAction ? null : (
+            <option value={text.action} selected>
+              Starting with “{text.action}”
+            </option>
+          )}
+          {ACTION_GROUPS.map((group) => (
+            <optgroup label={groupWords(group.subject)}>
+              <option value={`${group.subject}.`} selected={text.action === `${group.subject}.`}>
+                All {groupWords(group.subject).toLowerCase()} actions
+              </option>
+              {group.actions.map((action) => (
+                <option value={action} selected={text.action === action}>
+                  {actionWords(action)}
+                </option>
+              ))}
+            </optgroup>
+          ))}
+      </FilterSelect>
+      <FilterSelect id="actor" label="Actor" error={errorFor(problems, 'actor')}>
+          <option value="">Anyone</option>
+          {knownActor ? null : (
+            <option value={text.actor} selected>
+              Matching “{text.actor}”
+            </option>
+          )}
+          <optgroup label="People">
+            {members.map((m) => (
+              <option value={m.value} selected={text.actor === m.value}>
+                {m.label}
+              </option>
+            ))}
+          </optgroup>
+          <optgroup label="Not a person">
+            {SPECIAL_ACTORS.map((a) => (
+              <option value={a.value} selected={text.actor === a.value}>
+                {a.label}
+              </option>
+            ))}
+          </optgroup>
+      </FilterSelect>
+      <Field id="target" label="Target" value={text.target} error={errorFor(problems, 'target')} maxLength={200} hint="Part of its name, such as a project's or a member's e-mail." />
+      <DayField id="from" label="From" value={text.from} error={errorFor(problems, 'from')} hint="Entries on or after this day (UTC)." />
+      <DayField id="to" label="To" value={text.to} error={errorFor(problems, 'to')} hint="Entries up to the end of this day (UTC)." />
       <div class="actions">
         <button type="submit" class="secondary">
           Filter
@@ -179,6 +249,20 @@ function FilterForm({ text, errors: problems, filtered }: { text: FilterText; er
   );
 }
 
+/** A select whose options come grouped (the Select component takes a flat list), with its error on the field. */
+function FilterSelect({ id, label, error, children }: { id: string; label: string; error: string | undefined; children: ComponentChildren }) {
+  return (
+    <div class={error ? 'field field-error' : 'field'}>
+      <label for={id}>{label}</label>
+      {error ? <p class="error-message" id={`${id}-error`}>{error}</p> : null}
+      <select id={id} name={id} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined}>
+        {children}
+      </select>
+    </div>
+  );
+}
+
+
 /**
  * Six columns fit 1,280 px without breaking a time or an address: where a change came from rides under its
  * action, and the request's particulars (address, agent, ids) open under "More".
@@ -187,7 +271,7 @@ const AUDIT_HEADERS = ['Time', 'Actor', 'Action', 'Target', 'Changes', 'Details'
 
 function AuditTable({ items, filtered, names }: { items: AuditEntryView[]; filtered: boolean; names: Names }) {
   return (
-    <Table caption="Audit log" captionHidden headers={AUDIT_HEADERS} empty={filtered ? 'No entries match these filters.' : 'No entries yet.'}>
+    <Table caption="Audit log" captionHidden kind="audit-table" headers={AUDIT_HEADERS} empty={filtered ? 'No entries match these filters.' : 'No entries yet.'}>
       {items.map((entry) => (
         <tr>
           <td>
@@ -199,7 +283,8 @@ function AuditTable({ items, filtered, names }: { items: AuditEntryView[]; filte
           <td>
             <span class="cell-main">{actionWords(entry.action)}</span>
             <span class="cell-sub">
-              {SOURCE_WORDS[entry.source]}
+              {/* "Command line / from the command line" said it twice (review 5, AL4): the door only for a person. */}
+              {entry.actor.type === 'user' ? SOURCE_WORDS[entry.source] : null}
               {entry.outcome === 'success' ? null : <strong class="change-old"> · Failure</strong>}
             </span>
           </td>
@@ -221,7 +306,7 @@ function AuditTable({ items, filtered, names }: { items: AuditEntryView[]; filte
 const SOURCE_WORDS: Record<AuditEntryView['source'], string> = { api: 'via the API', dashboard: 'via the dashboard', cli: 'from the command line', system: 'by the service', scim: 'by the identity provider (SCIM)', mcp: 'by an AI agent or app (MCP)' };
 
 /** The words people use for the things actions are about; the rest reads as it is spelt. */
-const SUBJECT_WORDS: Record<string, string> = { scim_group: 'SCIM group', scim: 'SCIM', api_key: 'API key', sso: 'Single sign-on', workflow_run: 'Workflow run', audit_log: 'Audit log', app: 'Connected app', mcp: 'MCP' };
+const SUBJECT_WORDS: Record<string, string> = { organization: 'Organisation', scim_group: 'SCIM group', scim: 'SCIM', api_key: 'API key', sso: 'Single sign-on', workflow_run: 'Workflow run', audit_log: 'Audit log', app: 'Connected app', mcp: 'MCP' };
 const VERB_WORDS: Record<string, string> = { mfa_enabled: 'turned on two-step verification', mfa_disabled: 'turned off two-step verification' };
 
 /** "project.created" → "Project created"; "api_key.revoked" → "API key revoked". The code stays beside it, for the filter. */
@@ -252,7 +337,7 @@ function ActorCell({ actor, names }: { actor: AuditEntryView['actor']; names: Na
   return (
     <>
       <span class="cell-main">{name ?? (actor.label ? <Email address={actor.label} /> : 'A removed member')}</span>
-      <span class="cell-sub">{key ? <>with the API key “{key}”</> : actor.session_id ? 'signed in' : null}</span>
+      {key ? <span class="cell-sub">with the API key “{key}”</span> : null}
     </>
   );
 }
@@ -262,7 +347,7 @@ function TargetCell({ target, names }: { target: AuditEntryView['target']; names
   const name = target.type === 'user' ? (names.people.get(target.id) ?? target.label) : target.label;
   return (
     <>
-      <span class="cell-main">{name ?? <code>{target.id}</code>}</span>
+      <span class="cell-main">{name ? <CellText text={name} /> : <code>{target.id}</code>}</span>
       <span class="cell-sub">{actionWords(`${target.type}.`).trim()}</span>
     </>
   );
@@ -286,7 +371,7 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 /** A stored value as people read it: a name where the row kept one, times in the page's format, words for empties. */
 // A plain function, not a component: two per change, fifty rows a page.
 function shownValue(value: unknown, label: string | undefined): ComponentChild {
-  if (label !== undefined) return label;
+  if (label !== undefined) return <CellText text={label} />;
   if (value === null || value === undefined) return 'none';
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (typeof value === 'number') return value.toLocaleString('en-GB');
@@ -294,13 +379,18 @@ function shownValue(value: unknown, label: string | undefined): ComponentChild {
     if (ISO_TIME.test(value)) return formatUtc(Date.parse(value));
     // An id whose thing was already gone when the row was written: shown as the identifier it is.
     if (ID_VALUE.test(value)) return <code>{value}</code>;
-    return value;
+    return <CellText text={value} />;
   }
   if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(', ');
   return <code>{JSON.stringify(value)}</code>;
 }
 
 const ID_VALUE = /^[a-z]+_[a-z0-9]{8,}$/;
+
+/** A stored text in a cell: a URL (a subscription's) wraps after its slashes and dots; anything else between words. */
+function CellText({ text }: { text: string }) {
+  return /^https?:\/\//.test(text) ? <Url href={text} /> : <Clipped text={text} />;
+}
 
 function ChangesCell({ changes }: { changes: AuditEntryView['changes'] }) {
   if (!changes) return <span class="muted">none</span>;
@@ -376,8 +466,8 @@ function DownloadForms({ csrf, text, filtered }: { csrf: string; text: FilterTex
         log.
       </p>
       <div class="actions">
-        <ActionForm action={`${HERE}/export`} csrf={csrf} label="Download CSV" hidden={{ format: 'csv', ...hidden }} />
-        <ActionForm action={`${HERE}/export`} csrf={csrf} label="Download JSON Lines" hidden={{ format: 'jsonl', ...hidden }} />
+        <ActionForm action={`${HERE}/export`} csrf={csrf} label="Download CSV" hidden={{ format: 'csv', ...hidden }} secondary />
+        <ActionForm action={`${HERE}/export`} csrf={csrf} label="Download JSON Lines" hidden={{ format: 'jsonl', ...hidden }} secondary />
       </div>
     </section>
   );

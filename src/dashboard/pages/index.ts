@@ -20,10 +20,11 @@ import { webhooksPages } from './webhooks.js';
 import { webhookSettingsPages } from './webhook-settings.js';
 import { securityPages } from './security.js';
 import { securitySettingsPages } from './security-settings.js';
+import { settingsPages } from './settings.js';
 import { twoStepPages } from './two-step.js';
 import { ssoPages } from './sso.js';
 import { scimPages } from './scim.js';
 import { appsPages } from './apps.js';
 
 /** Every page module of the dashboard, registered under /dashboard. */
-export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, webhookSettingsPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages, billingPortalPages, twoStepPages, securityPages, securitySettingsPages, ssoPages, scimPages, appsPages];
+export const dashboardPages: FastifyPluginAsyncTypebox<AppDeps>[] = [overviewPages, projectPages, apiKeysPages, membersPages, authPages, accountPages, invitationPages, auditLogPages, webhooksPages, webhookHistoryPages, webhookSettingsPages, projectDetailPages, workflowsPages, runsPages, myTasksPages, exportPages, billingPages, billingPortalPages, twoStepPages, securityPages, securitySettingsPages, settingsPages, ssoPages, scimPages, appsPages];

@@ -221,12 +221,7 @@ function MembersView({ page, members, activeOwners, expiries, twoStep, linked, m
       </section>
       {showTwoStep ? (
         <p>
-          {page.actor.role === 'owner' ? (
-            <>
-              <a href="/dashboard/settings/security">Organisation security</a> · <a href="/dashboard/settings/scim">Provisioning (SCIM)</a> ·{' '}
-            </>
-          ) : null}
-          <a href="/dashboard/settings/sso">Single sign-on</a> · <a href="/dashboard/settings/apps">Connected apps</a>
+          Who may sign in how, and which apps may act for members: <a href="/dashboard/settings">Settings</a>.
         </p>
       ) : null}
     </Layout>
@@ -333,7 +328,7 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
             Cancel the invitation of <strong><Email address={user.email} /></strong> ({ROLE_LABELS[user.role]}) to {page.viewer.organizationName}?
           </p>
           <p>Their invitation link stops working at once. The address can be invited again later.</p>
-          <ConfirmActions action={`${HERE}/${encodeURIComponent(user.id)}/remove`} csrf={page.csrf} label="Cancel invitation" cancelHref={HERE} />
+          <ConfirmActions action={`${HERE}/${encodeURIComponent(user.id)}/remove`} csrf={page.csrf} label="Cancel invitation" cancelHref={HERE} cancelLabel="Keep the invitation" />
         </Layout>,
       );
     }
@@ -350,7 +345,7 @@ export const membersPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { se
           </p>
         ) : null}
         <p>They are signed out at once, and their API keys stop working from the next request on. The e-mail address can be invited again later.</p>
-        <ConfirmActions action={`${HERE}/${encodeURIComponent(user.id)}/remove`} csrf={page.csrf} label="Remove member" cancelHref={HERE} />
+        <ConfirmActions action={`${HERE}/${encodeURIComponent(user.id)}/remove`} csrf={page.csrf} label="Remove member" cancelHref={HERE} cancelLabel="Keep the member" />
       </Layout>,
     );
   });

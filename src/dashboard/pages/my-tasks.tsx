@@ -9,7 +9,7 @@ import type { AppDeps } from '../../http/app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { CsrfField, Due, errorFor, Table, TextArea, type FormError } from '../views/components.js';
+import { Clipped, CsrfField, Due, errorFor, Table, TextArea, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
 import { projectHref, runHref, TASK_KIND_WORDS } from '../views/workflow-views.js';
@@ -33,9 +33,13 @@ function MyTasksTable({ tasks, projects, runs, csrf, canDecide }: { tasks: reado
     <Table caption="My tasks" captionHidden headers={['Title', 'Project', 'Kind', 'Due', 'From run', 'Actions']} empty="Nothing to do: no open tasks are assigned to you.">
       {tasks.map((task) => (
         <tr>
-          <td>{task.title}</td>
           <td>
-            <a href={projectHref(task.project_id)}>{projects.get(task.project_id) ?? task.project_id}</a>
+            <Clipped text={task.title} />
+          </td>
+          <td>
+            <a href={projectHref(task.project_id)}>
+              <Clipped text={projects.get(task.project_id) ?? task.project_id} />
+            </a>
           </td>
           <td>{TASK_KIND_WORDS[task.kind]}</td>
           <td>
@@ -178,7 +182,7 @@ function RejectView({ page, task, projectName, back, reason = '', errors: proble
           <button type="submit" class="button danger">
             Reject
           </button>
-          <a href={back}>Cancel</a>
+          <a href={back}>Keep the task open</a>
         </div>
       </form>
     </Layout>

@@ -17,7 +17,7 @@ import { assigneeOptions, authorizeProjectChange, offered } from '../project-rig
 import { fieldMessage, validateAs } from '../form-validation.js';
 import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, CsrfField, Disclosure, Due, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { ActionForm, CsrfField, DangerItem, DangerLink, DangerZone, Disclosure, Due, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
 import { collaboratorRoleId, CollaboratorsSection, PROJECT_ROLE_LABELS, type CollaboratorValues } from '../views/collaborators-section.js';
@@ -153,7 +153,7 @@ function ProjectView(props: ProjectViewProps) {
         <a href={PROJECTS}>All projects</a>
       </p>
       {!takesWork ? <p class="notice-panel warning">This project is archived: it keeps its data and takes no new workflows, tasks or runs.</p> : null}
-      {canWrite || canDelete ? (
+      {canWrite ? (
         <div class="actions page-actions">
           {canWrite ? (
             takesWork ? (
@@ -161,11 +161,6 @@ function ProjectView(props: ProjectViewProps) {
             ) : (
               <ActionForm action={`${here}/unarchive`} csrf={csrf} label="Unarchive project" />
             )
-          ) : null}
-          {canDelete ? (
-            <a href={`${here}/delete`} class="button danger">
-              Delete project
-            </a>
           ) : null}
         </div>
       ) : null}
@@ -199,6 +194,13 @@ function ProjectView(props: ProjectViewProps) {
         values={props.collaborator}
         canManage={allowed.manage}
       />
+      {canDelete ? (
+        <DangerZone>
+          <DangerItem title="Delete this project" control={<DangerLink href={`${here}/delete`} label="Delete project" />}>
+            Its workflows, runs and tasks are deleted with it, at once. To keep them, archive the project instead.
+          </DangerItem>
+        </DangerZone>
+      ) : null}
     </Layout>
   );
 }
@@ -376,7 +378,7 @@ function DeleteProjectView({ page, project, typed, error }: { page: PageContext;
           <button type="submit" class="button danger">
             Delete project
           </button>
-          <a href={here}>Cancel</a>
+          <a href={here}>Keep the project</a>
         </div>
       </form>
     </Layout>

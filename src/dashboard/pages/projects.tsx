@@ -8,7 +8,7 @@ import type { AppDeps } from '../../http/app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors, validateAs } from '../form-validation.js';
 import { FormBody, FormText, pageSchema } from '../schemas.js';
-import { CsrfField, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { Clipped, CsrfField, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 
 const PAGE_SIZE = 50;
@@ -104,7 +104,9 @@ function ProjectsTable({ items }: { items: ProjectSummary[] }) {
       {items.map((p) => (
         <tr>
           <td>
-            <a href={`/dashboard/projects/${encodeURIComponent(p.id)}`}>{p.name}</a>
+            <a href={`/dashboard/projects/${encodeURIComponent(p.id)}`}>
+              <Clipped text={p.name} />
+            </a>
             {p.visibility === 'private' ? <span class="badge private">Private</span> : null}
           </td>
           <td>{STATUS_LABELS[p.status]}</td>

@@ -13,7 +13,7 @@ import { memberLabel } from '../members-options.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
 import { progressFragment, progressVersion } from '../progress.js';
-import { ActionForm, CsrfField, Table, Time, type FormError } from '../views/components.js';
+import { ActionForm, CsrfField, DangerItem, DangerLink, DangerZone, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
 import { RUN_STATUS_WORDS, runHref, startedBy, STEP_TYPE_WORDS, TASK_STATUS_WORDS, workflowHref } from '../views/workflow-views.js';
@@ -70,15 +70,15 @@ function RunStepsTable({ page, run, members, paused }: { page: PageContext; run:
           </td>
           <td>
             {step.task && step.task_id ? (
-              <>
-                {step.task.decision === 'rejected' ? 'Rejected' : TASK_STATUS_WORDS[step.task.status]}
+              <div class="task-cell">
+                <span>{step.task.decision === 'rejected' ? 'Rejected' : TASK_STATUS_WORDS[step.task.status]}</span>
                 <TaskActions
                   task={{ id: step.task_id, kind: step.type === 'approval' ? 'approval' : 'todo', status: step.task.status, title: step.title ?? '' }}
                   csrf={page.csrf}
                   back={runHref(run.id)}
                   canDecide={writable && mayFinishTask(actor, step.task)}
                 />
-              </>
+              </div>
             ) : (
               <span class="muted">—</span>
             )}
@@ -145,17 +145,19 @@ function RunView({ page, run, members, canChange, runAgain, errors: problems }: 
           </div>
         ) : null}
       </dl>
-      {canCancel || runAgain ? (
+      {runAgain ? (
         <div class="actions page-actions">
-          {canCancel ? (
-            <a href={`${runHref(run.id)}/cancel`} class="button danger">
-              Cancel run
-            </a>
-          ) : null}
-          {runAgain ? <ActionForm action={runAgain} csrf={page.csrf} label="Run again" /> : null}
+          <ActionForm action={runAgain} csrf={page.csrf} label="Run again" />
         </div>
       ) : null}
       <RunStepsTable page={page} run={run} members={members} paused={paused} />
+      {canCancel ? (
+        <DangerZone>
+          <DangerItem title="Cancel this run" control={<DangerLink href={`${runHref(run.id)}/cancel`} label="Cancel run" />}>
+            The run stops and fails as cancelled, with its open task.
+          </DangerItem>
+        </DangerZone>
+      ) : null}
     </Layout>
   );
 }
@@ -218,8 +220,8 @@ export const runsPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
           Cancel <strong>{runName(run.number, run.workflow_name)}</strong> (step {run.current_step} of {run.step_count})?
         </p>
         <p>
-          The run stops at once and fails as cancelled; its open task is cancelled with it, and <code>workflow.failed</code> fires. This cannot be
-          undone: the workflow can be run again.
+          The run stops at once and fails as cancelled, and its open task is cancelled with it. Subscriptions to failed runs are told. The run cannot
+          be resumed afterwards; you can start a new run of the workflow at any time.
         </p>
         <div class="actions">
           <form method="post" action={`${runHref(run.id)}/cancel`} class="inline-form">

@@ -7,7 +7,7 @@ import { pageContext, pathId, seeOther, sendPage, type PageContext } from '../co
 import { flashSecret } from '../flash.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
 import { ConfirmActions, CsrfField, Field, Select, Table, Time } from '../views/components.js';
-import { Layout } from '../views/layout.js';
+import { Layout, SETTINGS } from '../views/layout.js';
 
 const HERE = '/dashboard/settings/scim';
 
@@ -51,7 +51,7 @@ function ScimView({ page, view, projects }: { page: PageContext; view: ScimSetti
   const { csrf } = page;
   const groupOptions = view.groups.map((g) => ({ value: g.id, label: g.displayName }));
   return (
-    <Layout title="Provisioning (SCIM)" viewer={page.viewer} csrf={csrf}>
+    <Layout title="Provisioning (SCIM)" viewer={page.viewer} csrf={csrf} current={SETTINGS}>
       {created ? <NewToken token={created.value} /> : null}
       <p class="lead">
         Your identity provider (Okta, Microsoft Entra ID, OneLogin, JumpCloud, authentik) creates, updates and suspends members here by itself. A member it sets to
@@ -185,7 +185,7 @@ export const scimPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servi
           Revoke the SCIM token <strong>{token.name}</strong> (<code>{token.prefix}…</code>)?
         </p>
         <p>The provider using it is refused from its next request on: members stop being provisioned until it has a new token.</p>
-        <ConfirmActions action={`${HERE}/tokens/${encodeURIComponent(token.id)}/revoke`} csrf={page.csrf} label="Revoke token" cancelHref={HERE} />
+        <ConfirmActions action={`${HERE}/tokens/${encodeURIComponent(token.id)}/revoke`} csrf={page.csrf} label="Revoke token" cancelHref={HERE} cancelLabel="Keep the token" />
       </Layout>,
     );
   });

@@ -7,7 +7,7 @@ import type { AppDeps } from '../../http/app-deps.js';
 import { pageContext, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
 import { CsrfField, Time } from '../views/components.js';
-import { Layout } from '../views/layout.js';
+import { Layout, SETTINGS } from '../views/layout.js';
 
 const HERE = '/dashboard/settings/security';
 /** "Maximum API key lifetime" (DASHBOARD 14): none, or one of the service's limits. */
@@ -21,7 +21,7 @@ const GRACE_DAYS = TWO_STEP_GRACE_MS / 86_400_000;
 function SettingsView({ page, requiredAt, maxKeyLifetimeDays }: { page: PageContext; requiredAt: number | null; maxKeyLifetimeDays: number | null }) {
   const { viewer, csrf } = page;
   return (
-    <Layout title="Organisation security" viewer={viewer} csrf={csrf}>
+    <Layout title="Organisation security" viewer={viewer} csrf={csrf} current={SETTINGS}>
       <form method="post" action={HERE} class="panel">
         <CsrfField token={csrf} />
         <div class="field">
@@ -55,7 +55,7 @@ function SettingsView({ page, requiredAt, maxKeyLifetimeDays }: { page: PageCont
         <button type="submit">Save security settings</button>
       </form>
       <p>
-        <a href="/dashboard/members">Members</a> · <a href="/dashboard/settings/sso">Single sign-on</a> · <a href="/dashboard/settings/scim">Provisioning (SCIM)</a> · <a href="/dashboard/settings/apps">Connected apps</a> · <a href="/dashboard/account/security">Your own security</a>
+        <a href={SETTINGS}>All settings</a> · <a href="/dashboard/account/security">Your own security</a>
       </p>
     </Layout>
   );

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import QRCode from 'qrcode';
 import type { SignInMethod } from '../../db/schema.js';
+import { countOf } from '../../lib/text.js';
 import { deviceLabel } from '../../lib/user-agent.js';
 import { groupedSecret } from '../../lib/totp.js';
 import type { SecurityOverview, SessionView, TotpSetup } from '../../services/identity/account-security-service.js';
@@ -38,34 +39,76 @@ const METHOD_WORDS: Record<SignInMethod, string> = {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/**
+ * DASHBOARD 11: the page opens with the state in words, the factors named, so a member told to set up two-step
+ * verification can see they are done (review 5, SE1).
+ */
+export function twoStepState(overview: Pick<SecurityOverview, 'totp' | 'passkeys' | 'recoveryCodesLeft'>): string {
+  const factors = [overview.totp === 'on' ? 'authenticator app' : null, overview.passkeys.length > 0 ? countOf(overview.passkeys.length, 'passkey') : null].filter((f) => f !== null);
+  if (factors.length === 0) return 'Two-step verification is off. Set up an authenticator app or add a passkey to turn it on.';
+  return `Two-step verification is on: ${factors.join(', ')}, ${overview.recoveryCodesLeft} of 10 recovery codes left.`;
+}
+
 function SecurityView({ page, overview, sessions, link, required, errors, passkeyName }: { page: PageContext; overview: SecurityOverview; sessions: SessionView[]; link: SsoLinkView; required: boolean; errors?: FormError[] | undefined; passkeyName?: string }) {
   const { viewer, csrf } = page;
   const hasFactor = overview.totp === 'on' || overview.passkeys.length > 0;
+  // What the person does not have yet comes first; the one primary button is the first thing to set up.
+  const passkeysFirst = overview.totp === 'on' && overview.passkeys.length === 0;
+  const totp = (
+    <section aria-labelledby="totp-title" class="panel">
+      <h2 id="totp-title">Authenticator app</h2>
+      {overview.totp === 'on' ? (
+        <>
+          <p>On: signing in asks for a code from your authenticator app after your password.</p>
+          {overview.organizationRequires && overview.passkeys.length === 0 ? (
+            <p class="muted">Your organisation requires two-step verification, so it cannot be turned off.</p>
+          ) : (
+            <ActionForm action={`${HERE}/totp/disable`} csrf={csrf} label="Turn off two-step verification" danger />
+          )}
+        </>
+      ) : (
+        <>
+          <p>Use an app such as 1Password, Google Authenticator or Microsoft Authenticator for a 6-digit code at each sign-in.</p>
+          <ActionForm action={`${HERE}/totp/setup`} csrf={csrf} label="Set up authenticator app" secondary={hasFactor} />
+        </>
+      )}
+    </section>
+  );
+  const passkeys = (
+    <section aria-labelledby="passkeys-title" class="panel">
+      <h2 id="passkeys-title">Passkeys</h2>
+      <p>A passkey signs you in with your device's screen lock or a security key, without a password, and counts as two steps.</p>
+      <Table caption="Passkeys" headers={['Name', 'Added', 'Last used', 'Actions']} empty="No passkeys yet." captionHidden>
+        {overview.passkeys.map((passkey) => (
+          <tr>
+            <td>{passkey.name}</td>
+            <td>
+              <Time iso={iso(passkey.createdAt)} />
+            </td>
+            <td>
+              <Time iso={iso(passkey.lastUsedAt)} never="Never" />
+            </td>
+            <td>
+              <ActionForm action={`${HERE}/passkeys/${passkey.id}/remove`} csrf={csrf} label="Remove" ariaLabel={`Remove passkey ${passkey.name}`} danger />
+            </td>
+          </tr>
+        ))}
+      </Table>
+      <PasskeyForm csrf={csrf} name={passkeyName} errors={errors} primary={passkeysFirst} />
+    </section>
+  );
   return (
     <Layout title="Security" viewer={viewer} csrf={csrf} current={HERE} errors={errors} scripts={PASSKEY_SCRIPTS}>
+      <p class={hasFactor ? 'state-line state-on' : 'state-line state-off'} id="two-step-state">
+        {twoStepState(overview)}
+      </p>
       {required && !hasFactor ? (
         <p class="lead" role="status">
           Your organisation requires two-step verification. Set up an authenticator app or a passkey to go on.
         </p>
       ) : null}
-      <section aria-labelledby="totp-title" class="panel">
-        <h2 id="totp-title">Authenticator app</h2>
-        {overview.totp === 'on' ? (
-          <>
-            <p>Two-step verification is on: signing in asks for a code from your authenticator app after your password.</p>
-            {overview.organizationRequires && overview.passkeys.length === 0 ? (
-              <p class="muted">Your organisation requires two-step verification, so it cannot be turned off.</p>
-            ) : (
-              <ActionForm action={`${HERE}/totp/disable`} csrf={csrf} label="Turn off two-step verification" danger />
-            )}
-          </>
-        ) : (
-          <>
-            <p>Use an app such as 1Password, Google Authenticator or Microsoft Authenticator for a 6-digit code at each sign-in.</p>
-            <ActionForm action={`${HERE}/totp/setup`} csrf={csrf} label="Set up authenticator app" />
-          </>
-        )}
-      </section>
+      {passkeysFirst ? passkeys : totp}
+      {passkeysFirst ? totp : passkeys}
       <section aria-labelledby="recovery-title" class="panel">
         <h2 id="recovery-title">Recovery codes</h2>
         {hasFactor ? (
@@ -78,27 +121,6 @@ function SecurityView({ page, overview, sessions, link, required, errors, passke
         ) : (
           <p class="muted">You get ten recovery codes when you set up an authenticator app or your first passkey.</p>
         )}
-      </section>
-      <section aria-labelledby="passkeys-title" class="panel">
-        <h2 id="passkeys-title">Passkeys</h2>
-        <p>A passkey signs you in with your device's screen lock or a security key, without a password, and counts as two steps.</p>
-        <Table caption="Passkeys" headers={['Name', 'Added', 'Last used', 'Actions']} empty="No passkeys yet." captionHidden>
-          {overview.passkeys.map((passkey) => (
-            <tr>
-              <td>{passkey.name}</td>
-              <td>
-                <Time iso={iso(passkey.createdAt)} />
-              </td>
-              <td>
-                <Time iso={iso(passkey.lastUsedAt)} />
-              </td>
-              <td>
-                <ActionForm action={`${HERE}/passkeys/${passkey.id}/remove`} csrf={csrf} label="Remove" ariaLabel={`Remove passkey ${passkey.name}`} danger />
-              </td>
-            </tr>
-          ))}
-        </Table>
-        <PasskeyForm csrf={csrf} name={passkeyName} errors={errors} />
       </section>
       <SsoLinkSection link={link} csrf={csrf} back={HERE} />
       <section aria-labelledby="sessions-title" class="panel">
@@ -133,7 +155,7 @@ function SecurityView({ page, overview, sessions, link, required, errors, passke
       </section>
       {viewer.role === 'owner' ? (
         <p>
-          <a href="/dashboard/settings/security">Organisation security settings</a>
+          <a href="/dashboard/settings">Organisation settings</a>
         </p>
       ) : null}
     </Layout>
@@ -141,14 +163,14 @@ function SecurityView({ page, overview, sessions, link, required, errors, passke
 }
 
 /** "Add a passkey": the page script runs the browser's ceremony on submit; without it, the server says it is needed. */
-function PasskeyForm({ csrf, name, errors }: { csrf: string; name?: string | undefined; errors?: FormError[] | undefined }) {
+function PasskeyForm({ csrf, name, errors, primary = true }: { csrf: string; name?: string | undefined; errors?: FormError[] | undefined; primary?: boolean }) {
   return (
     <form method="post" action={`${HERE}/passkeys`} data-passkey-register={`${HERE}/passkeys/options`}>
       <CsrfField token={csrf} />
       <input type="hidden" name="response" value="" />
       <Field id="name" label="Passkey name" value={name} error={errorFor(errors, 'name')} hint='For example "Work laptop" or "Phone".' maxLength={100} />
       <p class="passkey-needs-script">Adding a passkey needs JavaScript in this browser.</p>
-      <button type="submit" hidden>
+      <button type="submit" class={primary ? undefined : 'secondary'} hidden>
         Add a passkey
       </button>
     </form>

@@ -9,8 +9,8 @@ import { pageContext, pageRefusal, publicCsrf, safeDashboardPath, seeOther, send
 import { dashboardCookies } from '../cookies.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, CsrfField, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
-import { Layout } from '../views/layout.js';
+import { ActionForm, CsrfField, DangerItem, DangerZone, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
+import { Layout, SETTINGS } from '../views/layout.js';
 import { SsoLinkSection } from '../views/sso-link.js';
 import { enterSession, publicPage, publicResponses } from './auth.js';
 
@@ -225,7 +225,7 @@ function SettingsView({ page, view, link, errors }: { page: PageContext; view: S
   const { csrf, viewer } = page;
   const connection = view.connection;
   return (
-    <Layout title="Single sign-on" viewer={viewer} csrf={csrf} errors={errors}>
+    <Layout title="Single sign-on" viewer={viewer} csrf={csrf} current={SETTINGS} errors={errors}>
       <p class="lead">
         Members sign in through your identity provider (OpenID Connect). Register this service there as a web application with the redirect URL below and the scopes{' '}
         <code>openid email profile</code>. Step-by-step set-up for Keycloak, Entra ID, Okta and Google is in the SSO guide of the documentation.
@@ -250,12 +250,6 @@ function SettingsView({ page, view, link, errors }: { page: PageContext; view: S
                 <ActionForm action={`${HERE}/test`} csrf={csrf} label="Test single sign-on" secondary />
                 <p class="hint">Signs you in at the provider and shows what it returned, without signing anyone in here.</p>
               </>
-            ) : null}
-            {view.canChange && connection.requiredAt === null ? (
-              <div class="spaced">
-                <p class="hint">Deleting the connection keeps who is linked to whom: the same people sign in again if it is saved again.</p>
-                <ActionForm action={`${HERE}/connection/delete`} csrf={csrf} label="Delete connection" danger />
-              </div>
             ) : null}
           </>
         ) : null}
@@ -282,7 +276,9 @@ function SettingsView({ page, view, link, errors }: { page: PageContext; view: S
           <form method="post" action={`${HERE}/domains`}>
             <CsrfField token={csrf} />
             <Field id="domain" label="Email domain" error={errorFor(errors, 'domain')} hint="For example example.com (the part after @)." required />
-            <button type="submit">Add domain</button>
+            <button type="submit" class="secondary">
+              Add domain
+            </button>
           </form>
         ) : null}
       </section>
@@ -291,6 +287,16 @@ function SettingsView({ page, view, link, errors }: { page: PageContext; view: S
         <h2 id="require-heading">Requirement</h2>
         <RequireSection page={page} view={view} />
       </section>
+      {view.canChange && connection ? (
+        <DangerZone>
+          <DangerItem
+            title="Delete the connection"
+            control={connection.requiredAt === null ? <ActionForm action={`${HERE}/connection/delete`} csrf={csrf} label="Delete connection" danger /> : <p class="hint">Stop requiring single sign-on first: members would have no way to sign in.</p>}
+          >
+            Nobody can sign in with single sign-on until a connection is saved again. Who is linked to whom is kept: the same people sign in again then.
+          </DangerItem>
+        </DangerZone>
+      ) : null}
     </Layout>
   );
 }

@@ -16,9 +16,10 @@ import type { Webhook } from '../../schemas/webhooks.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { parseUtcDateTime, readTimeField, utcDateTimeValue } from '../datetime.js';
+import { DayField } from '../views/day-field.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
+import { ActionForm, Url, DangerItem, DangerLink, DangerZone, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
 import {
   deliveryInProgress,
   deliveryState,
@@ -33,7 +34,7 @@ import {
   WEBHOOKS,
 } from '../views/delivery-views.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
-import { deliveryControlInWords, DISABLED_WHY, SubscriptionStatus } from '../views/webhook-views.js';
+import { deliveryControlInWords, DISABLED_WHY, endpointHost, SubscriptionStatus } from '../views/webhook-views.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
 import { filteredHref, filterText as filterTextOf, type FilterText as FilterTextOf } from '../filters.js';
@@ -83,7 +84,7 @@ const isEvent = (value: string): value is EventType => (EVENT_TYPES as readonly 
  */
 function toFilter(text: FilterText): HistoryFilterInput {
   const details: ErrorDetail[] = [];
-  const time = (field: 'from' | 'to') => readTimeField(text, field, details);
+  const time = (field: 'from' | 'to') => readTimeField(text, field, details, field === 'to');
   const filter: HistoryFilterInput = { from: time('from'), to: time('to'), id: text.id };
   if (text.status !== undefined) {
     if (isState(text.status)) filter.status = text.status;
@@ -244,7 +245,20 @@ function SubscriptionView({ page, config, webhook, health, jobs, requesters, tex
   const filtered = FILTER_FIELDS.some((field) => text[field] !== undefined);
   const progress = jobs.some(replayInProgress) ? { url: `${subscriptionHref(webhook.id)}/replays/progress`, version: progressVersion(jobs.map(replayState)) } : null;
   return (
-    <Layout title={`Subscription ${webhook.url}`} viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} progress={progress}>
+    <Layout
+      title={`Subscription to ${endpointHost(webhook.url)}`}
+      heading={
+        <>
+          Subscription to <Url href={endpointHost(webhook.url)} />
+        </>
+      }
+      viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} progress={progress}>
+      {/* The host names the page (review 5, SB1: a whole URL as the heading took a phone's first screen); the URL follows whole. */}
+      <p class="endpoint">
+        <code class="webhook-url">
+          <Url href={webhook.url} />
+        </code>
+      </p>
       <p class="lead">
         Events: {webhook.events.map((e, i) => (
           <>
@@ -258,7 +272,7 @@ function SubscriptionView({ page, config, webhook, health, jobs, requesters, tex
       </p>
       <p>{deliveryControlInWords(webhook)}</p>
       <HealthNotice page={page} webhook={webhook} canChange={mayChange} disableAfterMs={config.webhookDisableAfterMs} />
-      {canReplay || canDelete ? (
+      {canReplay || mayChange ? (
         <div class="actions page-actions">
           {mayChange ? (
             <>
@@ -278,11 +292,6 @@ function SubscriptionView({ page, config, webhook, health, jobs, requesters, tex
           {canReplay ? (
             <a href={replayFailedHref(webhook.id)} class="button secondary">
               Replay failed deliveries
-            </a>
-          ) : null}
-          {canDelete ? (
-            <a href={`${subscriptionHref(webhook.id)}/delete`} class="button danger">
-              Delete subscription
             </a>
           ) : null}
         </div>
@@ -312,6 +321,13 @@ function SubscriptionView({ page, config, webhook, health, jobs, requesters, tex
           <h2 id="bulk-title">Bulk replays</h2>
           <BulkReplays jobs={jobs} requesters={requesters} />
         </section>
+      ) : null}
+      {canDelete ? (
+        <DangerZone>
+          <DangerItem title="Delete this subscription" control={<DangerLink href={`${subscriptionHref(webhook.id)}/delete`} label="Delete subscription" />}>
+            Its endpoint receives nothing more, and its delivery history is deleted with it.
+          </DangerItem>
+        </DangerZone>
       ) : null}
     </Layout>
   );
@@ -363,8 +379,8 @@ function FilterForm({ webhookId, text, errors: problems, filtered }: { webhookId
     <form method="get" action={here} class="filters delivery-filters" role="search" aria-label="Filter the deliveries">
       <Select id="status" label="Status" options={STATUS_OPTIONS} value={text.status ?? ''} error={errorFor(problems, 'status')} />
       <Select id="event" label="Event" options={EVENT_OPTIONS} value={text.event ?? ''} error={errorFor(problems, 'event')} />
-      <Field id="from" label="From" value={text.from} error={errorFor(problems, 'from')} hint="UTC, as 2026-11-25 13:44; created at or after." autocomplete="off" maxLength={64} />
-      <Field id="to" label="To" value={text.to} error={errorFor(problems, 'to')} hint="UTC, as 2026-11-25 13:44; created before." autocomplete="off" maxLength={64} />
+      <DayField id="from" label="From" value={text.from} error={errorFor(problems, 'from')} hint="Created on or after this day (UTC)." />
+      <DayField id="to" label="To" value={text.to} error={errorFor(problems, 'to')} hint="Created up to the end of this day (UTC)." />
       <Field id="id" label="Event or delivery ID" value={text.id} error={errorFor(problems, 'id')} hint="evt_… or dlv_…" maxLength={100} autocomplete="off" />
       <div class="actions">
         <button type="submit" class="secondary">

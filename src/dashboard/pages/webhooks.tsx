@@ -1,3 +1,4 @@
+import type { DeliveryCounts } from '../../services/webhooks/delivery-stats-service.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { DomainError } from '../../errors.js';
@@ -57,13 +58,12 @@ interface CreateFormValues {
 
 const EMPTY_FORM: CreateFormValues = { url: '', events: [], secret: '', control: { rateLimit: '', ordered: false } };
 
-type Outcomes = Map<string, { delivered: number; failed: number }>;
+type Outcomes = Map<string, DeliveryCounts>;
 
-/** "98.5% (197 of 200)": attempts in the last 24 hours answered with a 2xx, or "No attempts". */
-export function deliveredShare(outcomes: { delivered: number; failed: number } | undefined): string {
-  const total = outcomes ? outcomes.delivered + outcomes.failed : 0;
-  if (!outcomes || total === 0) return 'No attempts';
-  return `${formatShare(outcomes.delivered, total)} (${formatCount(outcomes.delivered)} of ${formatCount(total)})`;
+/** "98.5% (197 of 200)": the last 24 hours' deliveries delivered by now, or "No deliveries". */
+export function deliveredShare(counts: DeliveryCounts | undefined): string {
+  if (!counts || counts.total === 0) return 'No deliveries';
+  return `${formatShare(counts.delivered, counts.total)} (${formatCount(counts.delivered)} of ${formatCount(counts.total)})`;
 }
 
 const webhookHref = (id: string) => `${HERE}/${encodeURIComponent(id)}`;
@@ -223,7 +223,7 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
   const webhooks = services.webhooks;
 
   async function listing(page: PageContext, cursor?: string): Promise<{ list: PageResult<Webhook>; outcomes: Outcomes }> {
-    const [list, outcomes] = await Promise.all([webhooks.list(page.actor.orgId, { limit: PAGE_SIZE, cursor }), services.deliveryStats.perWebhook(page.actor)]);
+    const [list, outcomes] = await Promise.all([webhooks.list(page.actor, { limit: PAGE_SIZE, cursor }), services.deliveryStats.perWebhook(page.actor)]);
     return { list, outcomes };
   }
 
@@ -276,7 +276,7 @@ export const webhooksPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { s
           </code> ({webhook.events.join(', ')})?
         </p>
         <p>It receives no events from now on, and its deliveries that have not gone out yet are cancelled. This cannot be undone.</p>
-        <ConfirmActions action={`${webhookHref(webhook.id)}/delete`} csrf={page.csrf} label="Delete subscription" cancelHref={webhookHref(webhook.id)} />
+        <ConfirmActions action={`${webhookHref(webhook.id)}/delete`} csrf={page.csrf} label="Delete subscription" cancelHref={webhookHref(webhook.id)} cancelLabel="Keep the subscription" />
       </Layout>,
     );
   });

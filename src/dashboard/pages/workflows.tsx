@@ -16,7 +16,7 @@ import type { ProjectRights } from '../../services/projects/projects-service.js'
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, CsrfField, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { ActionForm, CsrfField, DangerItem, DangerLink, DangerZone, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { projectHref, RUN_STATUS_WORDS, runHref, startedBy, STEP_TYPE_WORDS, workflowHref } from '../views/workflow-views.js';
 
@@ -100,13 +100,14 @@ function AddStepSection({ workflow, options, values, errors: problems, csrf, max
         Steps run in order, up to {maxSteps}. A Task or Approval step creates a task for its assignee (the approver, for an Approval) and waits
         until it is finished; a Wait step waits for its duration.
       </p>
-      <StepFields action={`${workflowHref(workflow.project_id, workflow.id)}/steps`} options={options} values={values} errors={problems} csrf={csrf} button="Add step" />
+      {/* "Run workflow" is the page's primary button once there is a step to run; until then, this is. */}
+      <StepFields action={`${workflowHref(workflow.project_id, workflow.id)}/steps`} options={options} values={values} errors={problems} csrf={csrf} button="Add step" secondary={workflow.steps.length > 0} />
     </section>
   );
 }
 
 /** The fields of a step, for adding one and for editing one. */
-function StepFields({ action, options, values, errors: problems, csrf, button }: { action: string; options: readonly MemberOption[]; values: StepFormValues; errors: readonly FormError[]; csrf: string; button: string }) {
+function StepFields({ action, options, values, errors: problems, csrf, button, secondary }: { action: string; options: readonly MemberOption[]; values: StepFormValues; errors: readonly FormError[]; csrf: string; button: string; secondary?: boolean }) {
   const assignees = [{ value: '', label: 'Unassigned' }, ...options.map((o) => ({ value: o.value, label: o.label }))];
   return (
       <form method="post" action={action}>
@@ -116,7 +117,9 @@ function StepFields({ action, options, values, errors: problems, csrf, button }:
         <Select id="assignee_id" label="Assignee" options={assignees} value={values.assignee_id} error={errorFor(problems, 'assignee_id')} />
         <Field id="due_in" label="Due in" value={values.due_in} error={errorFor(problems, 'due_in')} hint="Optional, Task steps only: e.g. 2d. The task is due this long after the step starts." maxLength={64} autocomplete="off" />
         <Field id="duration" label="Duration" value={values.duration} error={errorFor(problems, 'duration')} hint="e.g. 30m, 2h, 3d; up to 30 days" maxLength={64} autocomplete="off" />
-        <button type="submit">{button}</button>
+        <button type="submit" class={secondary ? 'secondary' : undefined}>
+          {button}
+        </button>
       </form>
   );
 }
@@ -178,12 +181,6 @@ function WorkflowView({ page, project, rights, workflow, options, runs, activeRu
       {canWrite ? (
         <div class="actions page-actions">
           {takesWork && runnable ? <ActionForm action={`${here}/run`} csrf={page.csrf} label="Run workflow" /> : null}
-          {activeRun ? null : (
-            <a href={`${here}/delete`} class="button danger">
-              Delete workflow
-            </a>
-          )}
-          {activeRun ? <ActiveRunNote run={activeRun} /> : null}
           {!takesWork ? (
             <span class="hint">The project is archived: unarchive it to run this workflow.</span>
           ) : !runnable ? (
@@ -214,6 +211,14 @@ function WorkflowView({ page, project, rights, workflow, options, runs, activeRu
             <button type="submit">Save workflow</button>
           </form>
         </Disclosure>
+      ) : null}
+      {canWrite ? (
+        <DangerZone>
+          {/* Where the button would be, the reason it is not (review 5, WF4): not beside "Run workflow". */}
+          <DangerItem title="Delete this workflow" control={activeRun ? <ActiveRunNote run={activeRun} /> : <DangerLink href={`${here}/delete`} label="Delete workflow" />}>
+            Its steps and finished runs are deleted with it. Tasks its runs created stay in the project.
+          </DangerItem>
+        </DangerZone>
       ) : null}
     </Layout>
   );

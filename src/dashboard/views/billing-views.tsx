@@ -1,7 +1,7 @@
 import type { OrgState } from '../../db/schema.js';
 import type { OrganizationLifecycle } from '../../services/lifecycle/lifecycle-service.js';
 import type { PageContext } from '../context.js';
-import { ActionForm, CsrfField, errorFor, Field, Time, type FormError } from './components.js';
+import { ActionForm, CsrfField, DangerItem, DangerLink, DangerZone, errorFor, Field, Time, type FormError } from './components.js';
 import { Layout } from './layout.js';
 
 export const BILLING = '/dashboard/billing';
@@ -82,16 +82,6 @@ export function BillingView({ page, organization: org, mayChange, portal, errors
         </p>
       ) : null}
 
-      {mayChange && org.billing === 'manual' && org.state === 'active' ? (
-        <section aria-labelledby="cancel-title" class="panel">
-          <h2 id="cancel-title">Cancel the subscription</h2>
-          <p>The workspace becomes read-only at once and is deleted 30 days later. You can resume the subscription until then.</p>
-          <a href={CANCEL_PATH} class="button danger">
-            Cancel subscription
-          </a>
-        </section>
-      ) : null}
-
       {mayChange && org.billing === 'manual' && org.state === 'read_only' ? (
         <section aria-labelledby="resume-title" class="panel">
           <h2 id="resume-title">Resume the subscription</h2>
@@ -116,6 +106,14 @@ export function BillingView({ page, organization: org, mayChange, portal, errors
       ) : null}
 
       {!mayChange ? <p class="muted">Only an owner can cancel or resume the subscription.</p> : null}
+
+      {mayChange && org.billing === 'manual' && org.state === 'active' ? (
+        <DangerZone>
+          <DangerItem title="Cancel the subscription" control={<DangerLink href={CANCEL_PATH} label="Cancel subscription" />}>
+            The workspace becomes read-only at once and is deleted 30 days later. You can resume the subscription until then.
+          </DangerItem>
+        </DangerZone>
+      ) : null}
     </Layout>
   );
 }

@@ -102,7 +102,9 @@ export function CollaboratorsSection({ page, project, collaborators, people, err
               value={project.visibility}
               error={errorFor(problems, 'visibility')}
             />
-            <button type="submit">Save visibility</button>
+            <button type="submit" class="secondary">
+              Save visibility
+            </button>
           </form>
         </>
       ) : null}

@@ -188,7 +188,7 @@ export function ActionForm({
         <input type="hidden" name={name} value={value} />
       ))}
       {children}
-      <button type="submit" class={danger ? 'button danger' : secondary ? 'button secondary' : 'button'} aria-label={ariaLabel} disabled={disabled}>
+      <button type="submit" class={danger ? 'button danger-outline' : secondary ? 'button secondary' : 'button'} aria-label={ariaLabel} disabled={disabled}>
         {label}
       </button>
     </form>
@@ -242,11 +242,11 @@ function labelRow(cells: ComponentChildren, headers: readonly string[], at: { co
  * A table named by its caption (the contract's name). `captionHidden` where the caption would only repeat
  * the page's heading: still the table's accessible name, not a second heading on screen.
  */
-export function Table({ caption, headers, children, empty, captionHidden }: { caption: string; headers: readonly string[]; children?: ComponentChildren; empty?: string; captionHidden?: boolean }) {
+export function Table({ caption, headers, children, empty, captionHidden, kind }: { caption: string; headers: readonly string[]; children?: ComponentChildren; empty?: string; captionHidden?: boolean; kind?: string }) {
   const rows = Array.isArray(children) ? children.length : children ? 1 : 0;
   if (rows > 0) labelCells(children, headers);
   return (
-    <div class="table-wrap">
+    <div class={kind ? `table-wrap ${kind}` : 'table-wrap'}>
       <table>
         <caption class={captionHidden ? 'visually-hidden' : undefined}>{caption}</caption>
         <thead>
@@ -347,6 +347,24 @@ export function Url({ href }: { href: string }) {
   return <Breakable parts={href.split(/(?<=\/)(?!\/)|(?=[.?&=])/)} />;
 }
 
+/** A run of characters with no place to wrap, longer than any word people write. */
+const UNBROKEN = /[^\s\-/]{31,}/;
+
+/**
+ * A name or value in a table cell (DASHBOARD 1, "No word broken in the middle"): cells wrap between words, so a
+ * value holding one long unbroken run (a 255-character name) is cut with "…" on one line instead of widening its
+ * column or breaking inside the word. The whole text stays in the document (screen readers, find in page), in
+ * its hover title, and on the thing's own page.
+ */
+export function Clipped({ text }: { text: string }) {
+  if (!UNBROKEN.test(text)) return <>{text}</>;
+  return (
+    <span class="clipped" title={text}>
+      {text}
+    </span>
+  );
+}
+
 /** A labelled multi-line text field. */
 export function TextArea({ id, name = id, label, value, error, hint, maxLength }: { id: string; name?: string; label: string; value?: string | null | undefined; error?: string | undefined; hint?: string; maxLength?: number }) {
   return (
@@ -358,8 +376,12 @@ export function TextArea({ id, name = id, label, value, error, hint, maxLength }
   );
 }
 
-/** The buttons of a confirmation step for a destructive action: the action itself, and a way back. */
-export function ConfirmActions({ action, csrf, label, cancelHref }: { action: string; csrf: string; label: string; cancelHref: string }) {
+/**
+ * The buttons of a confirmation step for a destructive action: the action itself (the one solid red button
+ * of the product), and a way back named for what it keeps ("Keep the invitation"), never a bare "Cancel"
+ * beside a cancelling action.
+ */
+export function ConfirmActions({ action, csrf, label, cancelHref, cancelLabel }: { action: string; csrf: string; label: string; cancelHref: string; cancelLabel: string }) {
   return (
     <div class="actions">
       <form method="post" action={action} class="inline-form">
@@ -368,8 +390,44 @@ export function ConfirmActions({ action, csrf, label, cancelHref }: { action: st
           {label}
         </button>
       </form>
-      <a href={cancelHref}>Cancel</a>
+      <a href={cancelHref}>{cancelLabel}</a>
     </div>
+  );
+}
+
+/**
+ * DASHBOARD 1, "Danger zone": what deletes or ends something sits in the last section of its page, as GitHub
+ * and Vercel place it, outlined rather than solid so the page's own work stays its one primary button. Each
+ * item says what happens beside its control; the control leads to a confirmation step.
+ */
+export function DangerZone({ children }: { children?: ComponentChildren }) {
+  return (
+    <section class="danger-zone" aria-labelledby="danger-zone-title">
+      <h2 id="danger-zone-title">Danger zone</h2>
+      {children}
+    </section>
+  );
+}
+
+/** One action of the danger zone: what it does in a sentence, then its control (or why it is not offered). */
+export function DangerItem({ title, children, control }: { title: string; children?: ComponentChildren; control: ComponentChildren }) {
+  return (
+    <div class="danger-item">
+      <div>
+        <h3>{title}</h3>
+        {children ? <p class="hint">{children}</p> : null}
+      </div>
+      <div class="danger-control">{control}</div>
+    </div>
+  );
+}
+
+/** A link to a confirmation page, styled as the danger zone's outlined button. */
+export function DangerLink({ href, label }: { href: string; label: string }) {
+  return (
+    <a href={href} class="button danger-outline">
+      {label}
+    </a>
   );
 }
 

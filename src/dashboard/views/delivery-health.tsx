@@ -1,6 +1,7 @@
 import type { DeliveryHealth } from '../../services/webhooks/delivery-stats-service.js';
 import { BarChart, type ChartSeries } from './charts.js';
 import { Table, Time } from './components.js';
+import { countOf } from '../../lib/text.js';
 import { formatCount, formatShare } from './numbers.js';
 
 const SERIES: readonly ChartSeries[] = [
@@ -8,11 +9,16 @@ const SERIES: readonly ChartSeries[] = [
   { label: 'Failed', className: 'chart-failed', hatched: true },
 ];
 
-/** "98.5% delivered (197 of 200 attempts)", or that there were none. */
-export function deliveryHealthSummary(health: Pick<DeliveryHealth, 'delivered' | 'failed'>): string {
-  const total = health.delivered + health.failed;
-  if (total === 0) return 'No deliveries in the last 24 hours';
-  return `${formatShare(health.delivered, total)} delivered (${formatCount(health.delivered)} of ${formatCount(total)} ${total === 1 ? 'attempt' : 'attempts'})`;
+/**
+ * The headline in deliveries (review 5, OV2): "100% delivered (3 of 3 deliveries); 18 failed attempts along
+ * the way". Deliveries still on their way are named, so a share below 100% is not read as failure.
+ */
+export function deliveryHealthSummary(health: Pick<DeliveryHealth, 'failed' | 'deliveries'>): string {
+  const { deliveries } = health;
+  const along = health.failed > 0 ? `; ${countOf(health.failed, 'failed attempt')} along the way` : '';
+  if (deliveries.total === 0) return `No deliveries in the last 24 hours${along}`;
+  const pending = deliveries.pending > 0 ? `, ${formatCount(deliveries.pending)} on the way` : '';
+  return `${formatShare(deliveries.delivered, deliveries.total)} delivered (${formatCount(deliveries.delivered)} of ${countOf(deliveries.total, 'delivery', 'deliveries')}${pending})${along}`;
 }
 
 /**
@@ -30,7 +36,7 @@ export function DeliveryHealthChart({ id, health }: { id: string; health: Delive
   return (
     <>
       <p class="chart-summary">{summary}</p>
-      <BarChart id={id} label={`Deliveries per hour, last 24 hours (UTC): ${health.delivered + health.failed === 0 ? 'none' : summary}`} series={SERIES} points={points} />
+      <BarChart id={id} label={`Delivery attempts per hour, last 24 hours (UTC), by outcome. ${summary}`} series={SERIES} points={points} />
       <details class="chart-data">
         <summary>Deliveries per hour as a table</summary>
         <Table caption="Deliveries per hour" headers={['Hour (UTC)', 'Delivered', 'Failed', 'Attempts']}>

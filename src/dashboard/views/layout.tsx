@@ -29,6 +29,9 @@ export interface NavItem {
 
 const ADMINS: readonly Role[] = ['owner', 'admin'];
 
+/** The organisation's settings page; its sub-pages mark it current in the navigation. */
+export const SETTINGS = '/dashboard/settings';
+
 /** The navigation of DASHBOARD 1, in its order, after the overview the brand also links to. */
 export const NAV: readonly NavItem[] = [
   { href: '/dashboard', label: 'Overview' },
@@ -40,6 +43,7 @@ export const NAV: readonly NavItem[] = [
   { href: '/dashboard/audit-log', label: 'Audit log', roles: ADMINS },
   { href: '/dashboard/export', label: 'Export', roles: ADMINS },
   { href: '/dashboard/billing', label: 'Billing' },
+  { href: SETTINGS, label: 'Settings', roles: ADMINS },
   { href: '/dashboard/account', label: 'Account' },
   { href: '/dashboard/account/security', label: 'Security' },
 ];
@@ -49,6 +53,8 @@ export const PASSKEY_SCRIPTS = ['webauthn.js', 'passkeys.js'] as const;
 
 export interface LayoutProps {
   title: string;
+  /** The page's heading where it needs more than the title's text (a host that may wrap before its dots). */
+  heading?: ComponentChildren;
   /** Signed-in pages show the navigation; sign-in pages do not. */
   viewer?: Viewer | null;
   csrf?: string;
@@ -154,7 +160,7 @@ function TypedPanel({ fields }: { fields: readonly TypedField[] }) {
 }
 
 /** Every dashboard page: landmarks, a skip link, the navigation, errors first. No inline script or style. */
-export function Layout({ title, viewer, csrf, current, errors, notice, progress, scripts, redirectTo, children }: LayoutProps) {
+export function Layout({ title, heading, viewer, csrf, current, errors, notice, progress, scripts, redirectTo, children }: LayoutProps) {
   const fullTitle = viewer ? `${title} · ${viewer.organizationName} · Workspace` : `${title} · Workspace`;
   return (
     <html lang="en">
@@ -192,7 +198,7 @@ export function Layout({ title, viewer, csrf, current, errors, notice, progress,
         </header>
         {viewer && csrf ? <Nav viewer={viewer} csrf={csrf} current={current} /> : null}
         <main id="main" tabindex={-1}>
-          <h1>{title}</h1>
+          <h1>{heading ?? title}</h1>
           <ErrorSummary errors={viewer?.flash?.problem ? [{ field: null, message: viewer.flash.problem }, ...(errors ?? [])] : errors} />
           {viewer?.flash?.typed?.length ? <TypedPanel fields={viewer.flash.typed} /> : null}
           <Notice>{viewer?.flash?.notice}</Notice>

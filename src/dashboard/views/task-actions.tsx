@@ -12,13 +12,14 @@ export function TaskActions({ task, csrf, back, canDecide }: { task: Pick<Task, 
   if (task.kind === 'approval') {
     return (
       <div class="row-actions">
-        <ActionForm action={`${base}/approve`} csrf={csrf} label="Approve" ariaLabel={`Approve: ${task.title}`} hidden={{ back }} />
-        <a class="button danger" href={`${base}/reject?back=${encodeURIComponent(back)}`} aria-label={`Reject: ${task.title}`}>
+        <ActionForm action={`${base}/approve`} csrf={csrf} label="Approve" ariaLabel={`Approve: ${task.title}`} hidden={{ back }} secondary />
+        <a class="button danger-outline" href={`${base}/reject?back=${encodeURIComponent(back)}`} aria-label={`Reject: ${task.title}`}>
           Reject
         </a>
       </div>
     );
   }
   // The title in the accessible name: a list of "Mark done" buttons is otherwise a list of the same words.
-  return <ActionForm action={`${base}/done`} csrf={csrf} label="Mark done" ariaLabel={`Mark done: ${task.title}`} hidden={{ back }} />;
+  // Secondary: a list of rows each with a solid button has no primary action left (review 5, PD1).
+  return <ActionForm action={`${base}/done`} csrf={csrf} label="Mark done" ariaLabel={`Mark done: ${task.title}`} hidden={{ back }} secondary />;
 }

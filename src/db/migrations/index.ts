@@ -19,6 +19,7 @@ import { runNumbersMigration } from './016-run-numbers.js';
 import { projectCollaboratorsMigration } from './018-project-collaborators.js';
 import { provisioningMigration } from './019-provisioning.js';
 import { connectedAppsMigration } from './020-connected-apps.js';
+import { deliveryOutcomesMigration } from './021-delivery-outcomes.js';
 import { signInReviewMigration } from './017-sign-in-review.js';
 
 /**
@@ -49,6 +50,7 @@ export function migrationProvider(dialect: SqlDialect): MigrationProvider {
         '018_project_collaborators': projectCollaboratorsMigration(dialect),
         '019_provisioning': provisioningMigration(dialect),
         '020_connected_apps': connectedAppsMigration(dialect),
+        '021_delivery_outcomes': deliveryOutcomesMigration(),
       };
     },
   };

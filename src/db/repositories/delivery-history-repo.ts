@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DeliveryAttemptRow, DeliveryRow } from '../schema.js';
+import type { DeliveryAttemptRow, DeliveryRow, DeliveryStatus } from '../schema.js';
 import type { RepoContext } from './executor.js';
 import { deliveryVisibleTo } from './project-visibility.js';
 import { promoteNextRow } from './delivery-queue-repo.js';
@@ -169,17 +169,21 @@ export function deliveriesRepository(ctx: RepoContext) {
       return rows.map((r) => ({ hour: Number(r.hour), delivered: Number(r.delivered), failed: Number(r.failed) }));
     },
 
-    /** Attempts per subscription of the organisation in [fromHour, toHour), by outcome (the roll-up). */
-    async outcomesByWebhook(orgId: string, fromHour: number, toHour: number): Promise<{ webhookId: string; delivered: number; failed: number }[]> {
+    /**
+     * The organisation's (or one subscription's) deliveries created at or after `from`, counted by their
+     * status now; test events left out, as from the attempts' roll-up. Read from an index alone (migration 021).
+     */
+    async statusCounts(orgId: string, from: number, webhookId: string | null): Promise<{ webhookId: string; status: DeliveryStatus; count: number }[]> {
       const rows = await db
-        .selectFrom('delivery_hourly')
-        .select((eb) => ['webhook_id', eb.fn.sum<number | string>('delivered').as('delivered'), eb.fn.sum<number | string>('failed').as('failed')])
+        .selectFrom('deliveries')
+        .select((eb) => ['webhook_id', 'status', eb.fn.countAll<number | string>().as('count')])
         .where('org_id', '=', orgId)
-        .where('hour', '>=', fromHour)
-        .where('hour', '<', toHour)
-        .groupBy('webhook_id')
+        .$if(webhookId !== null, (qb) => qb.where('webhook_id', '=', webhookId!))
+        .where('created_at', '>=', from)
+        .where('test', '=', 0)
+        .groupBy(['webhook_id', 'status'])
         .execute();
-      return rows.map((r) => ({ webhookId: r.webhook_id, delivered: Number(r.delivered), failed: Number(r.failed) }));
+      return rows.map((r) => ({ webhookId: r.webhook_id, status: r.status, count: Number(r.count) }));
     },
 
     /** Re-queues one finished (delivered, failed, or cancelled while disabled) delivery for a replay attempt; false otherwise. */

@@ -1,3 +1,4 @@
+import type { DeliveryStatus } from '../../db/schema.js';
 import type { Store } from '../../db/store.js';
 import { HOUR_MS, toIso, type Clock } from '../../lib/time.js';
 import { authorize, type Actor } from '../access/actor.js';
@@ -16,22 +17,43 @@ export interface HourOutcomes {
   failed: number;
 }
 
+/** Deliveries created in the window, by their status now (a delivery replayed until it succeeded is delivered). */
+export interface DeliveryCounts {
+  delivered: number;
+  /** Failed for good: retries used up. */
+  failed: number;
+  /** Waiting for a first attempt or a retry. */
+  pending: number;
+  cancelled: number;
+  total: number;
+}
+
 export interface DeliveryHealth {
   /** Oldest first, one entry per hour of the window, hours without attempts included as zeros. */
   hours: HourOutcomes[];
+  /** Attempts in the window, by outcome. */
   delivered: number;
   failed: number;
+  /** The window's deliveries: what the headline figure counts (review 5, OV2). */
+  deliveries: DeliveryCounts;
   /** Start of the first hour and end of the last (exclusive). */
   from: string;
   to: string;
 }
 
+const emptyCounts = (): DeliveryCounts => ({ delivered: 0, failed: 0, pending: 0, cancelled: 0, total: 0 });
+
+function addCount(counts: DeliveryCounts, status: DeliveryStatus, n: number): void {
+  counts[status] += n;
+  counts.total += n;
+}
+
 /**
- * Webhook health: delivery attempts per UTC hour by outcome, over the last 24 hours, for the whole
- * organisation (the overview) or one subscription (its page). Attempts, not deliveries: an attempt is a
- * fact that never changes once made, so an hour's bar means what the endpoint answered in that hour,
- * whatever happened to the delivery later (docs/decisions.md, "Dashboard overview"). Read from the hourly
- * roll-up the worker writes with the attempts: at most 24 rows per subscription, whatever the history holds.
+ * Webhook health over the last 24 hours, for the whole organisation (the overview) or one subscription (its
+ * page). The chart draws attempts per UTC hour: an attempt is a fact that never changes once made, so an
+ * hour's bar means what the endpoint answered in that hour (docs/decisions.md, "Dashboard overview"); they come
+ * from the hourly roll-up the worker writes with the attempts. The headline counts deliveries by their status
+ * now (issue 46): after a fixed endpoint and a replay, every delivery reads delivered, as its row in the table does.
  */
 export function createDeliveryStatsService({ store, clock }: { store: Store; clock: Clock }) {
   return {
@@ -41,7 +63,12 @@ export function createDeliveryStatsService({ store, clock }: { store: Store; clo
       if (webhookId !== null) await requireWebhook(store.repos, actor.orgId, webhookId);
       const lastHour = Math.floor(clock.now() / HOUR_MS);
       const firstHour = lastHour - HEALTH_HOURS + 1;
-      const rows = await store.repos.deliveries.hourlyOutcomes(actor.orgId, firstHour, lastHour + 1, webhookId);
+      const [rows, statuses] = await Promise.all([
+        store.repos.deliveries.hourlyOutcomes(actor.orgId, firstHour, lastHour + 1, webhookId),
+        store.repos.deliveries.statusCounts(actor.orgId, firstHour * HOUR_MS, webhookId),
+      ]);
+      const deliveries = emptyCounts();
+      for (const row of statuses) addCount(deliveries, row.status, row.count);
       const hours: HourOutcomes[] = [];
       for (let h = firstHour; h <= lastHour; h++) hours.push({ hour: toIso(h * HOUR_MS), delivered: 0, failed: 0 });
       let delivered = 0;
@@ -54,15 +81,20 @@ export function createDeliveryStatsService({ store, clock }: { store: Store; clo
         delivered += row.delivered;
         failed += row.failed;
       }
-      return { hours, delivered, failed, from: toIso(firstHour * HOUR_MS), to: toIso((lastHour + 1) * HOUR_MS) };
+      return { hours, delivered, failed, deliveries, from: toIso(firstHour * HOUR_MS), to: toIso((lastHour + 1) * HOUR_MS) };
     },
 
-    /** Each subscription's attempts over the same 24 hours, by outcome (subscriptions without any are absent). */
-    async perWebhook(actor: Actor): Promise<Map<string, { delivered: number; failed: number }>> {
+    /** Each subscription's deliveries created over the same 24 hours, by status (subscriptions without any are absent). */
+    async perWebhook(actor: Actor): Promise<Map<string, DeliveryCounts>> {
       authorize(actor, 'webhooks', 'read');
       const lastHour = Math.floor(clock.now() / HOUR_MS);
-      const rows = await store.repos.deliveries.outcomesByWebhook(actor.orgId, lastHour - HEALTH_HOURS + 1, lastHour + 1);
-      return new Map(rows.map((r) => [r.webhookId, { delivered: r.delivered, failed: r.failed }]));
+      const byWebhook = new Map<string, DeliveryCounts>();
+      for (const row of await store.repos.deliveries.statusCounts(actor.orgId, (lastHour - HEALTH_HOURS + 1) * HOUR_MS, null)) {
+        let counts = byWebhook.get(row.webhookId);
+        if (!counts) byWebhook.set(row.webhookId, (counts = emptyCounts()));
+        addCount(counts, row.status, row.count);
+      }
+      return byWebhook;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { endpointShownTo } from './endpoint-visibility.js';
 import { requireConfirmed } from '../identity/confirmation.js';
 import { errors, fieldError } from '../../errors.js';
 import { randomBytes } from 'node:crypto';
@@ -150,6 +151,10 @@ const uniqueEvents = (events: readonly EventType[]) => [...new Set(events)];
 
 export function createWebhooksService({ store, clock, allowPrivateNetworks, secrets, eventExamples }: WebhooksServiceDeps) {
   const view = (row: WebhookRow) => toWebhook(row, clock.now());
+  const shownTo = (actor: Actor, webhook: Webhook): Webhook => {
+    const url = endpointShownTo(actor, webhook.url);
+    return url === webhook.url ? webhook : { ...webhook, url };
+  };
 
   /**
    * The checks every change shares, in the contract's order (CONTRACT 1): role, then read-only, then the
@@ -170,22 +175,23 @@ export function createWebhooksService({ store, clock, allowPrivateNetworks, secr
       return orgId;
     },
 
-    async list(orgId: string, page: PageRequest): Promise<PageResult<Webhook>> {
+    async list(actor: Actor, page: PageRequest): Promise<PageResult<Webhook>> {
+      authorize(actor, 'webhooks', 'read');
       const before = decodeCursor(page.cursor);
-      const rows = await store.repos.webhooks.list(orgId, page.limit, before);
-      return pageResult(rows, view);
+      const rows = await store.repos.webhooks.list(actor.orgId, page.limit, before);
+      return pageResult(rows, (row) => shownTo(actor, view(row)));
     },
 
     /** Subscriptions failing or disabled, for the overview's warning (at most 20, longest-failing first). */
     async unhealthy(actor: Actor): Promise<Webhook[]> {
       authorize(actor, 'webhooks', 'read');
-      return (await store.repos.webhooks.listUnhealthy(actor.orgId, 20)).map(view);
+      return (await store.repos.webhooks.listUnhealthy(actor.orgId, 20)).map((row) => shownTo(actor, view(row)));
     },
 
     /** One subscription of the actor's organisation (never its secret); another organisation's is a 404. */
     async get(actor: Actor, webhookId: string): Promise<Webhook> {
       authorize(actor, 'webhooks', 'read');
-      return view(await requireWebhook(store.repos, actor.orgId, webhookId));
+      return shownTo(actor, view(await requireWebhook(store.repos, actor.orgId, webhookId)));
     },
 
     async create(actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {

@@ -13,7 +13,7 @@ export const WEBHOOK_TOOLS: readonly McpTool[] = [
     resource: 'webhooks',
     action: 'read',
     idempotent: true,
-    run: async (actor, { limit = 20, cursor }, s) => toListEnvelope(await s.webhooks.list(actor.orgId, { limit, cursor })),
+    run: async (actor, { limit = 20, cursor }, s) => toListEnvelope(await s.webhooks.list(actor, { limit, cursor })),
   }),
   tool({
     name: 'get_webhook',
