@@ -1084,7 +1084,10 @@ export interface components {
         CreatedWebhook: {
             /** @example wh_0123456789abcdefghijklmn */
             id: string;
-            /** @example https://hooks.example.com/workspace */
+            /**
+             * @description The endpoint. To members and viewers each query value and any user part read "•••" (`?token=•••`): receivers often authenticate with them. Admins and owners see it whole.
+             * @example https://hooks.example.com/workspace
+             */
             url: string;
             events: components["schemas"]["EventType"][];
             /**
@@ -2062,7 +2065,10 @@ export interface components {
         Webhook: {
             /** @example wh_0123456789abcdefghijklmn */
             id: string;
-            /** @example https://hooks.example.com/workspace */
+            /**
+             * @description The endpoint. To members and viewers each query value and any user part read "•••" (`?token=•••`): receivers often authenticate with them. Admins and owners see it whole.
+             * @example https://hooks.example.com/workspace
+             */
             url: string;
             events: components["schemas"]["EventType"][];
             /** @description true exactly when `status` is `active`. */

@@ -14,7 +14,10 @@ const NullableTime = (description: string) => Type.Union([Timestamp, Type.Null()
 
 const webhookFields = {
   id: Type.String({ examples: ['wh_0123456789abcdefghijklmn'] }),
-  url: Type.String({ examples: ['https://hooks.example.com/workspace'] }),
+  url: Type.String({
+    examples: ['https://hooks.example.com/workspace'],
+    description: 'The endpoint. To members and viewers each query value and any user part read "•••" (`?token=•••`): receivers often authenticate with them. Admins and owners see it whole.',
+  }),
   events: Type.Array(EventName),
   active: Type.Boolean({ description: 'true exactly when `status` is `active`.' }),
   status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], {

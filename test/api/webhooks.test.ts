@@ -298,4 +298,20 @@ describe.each(testDialects())('webhooks (%s)', (dialect) => {
       expect(latest.map((d) => d.webhook_id)).toEqual([kept.body.id]);
     });
   });
+
+  it('shows members and viewers an endpoint without its query values; admins and owners see it whole (issue 46)', async () => {
+    const url = 'https://hooks.example.com/in?token=s3cr3t-value&team=a#frag';
+    const created = await create({ url, events: ['project.created'] });
+    expect(created.status).toBe(201);
+    const masked = 'https://hooks.example.com/in?token=•••&team=•••#frag';
+    for (const role of ['member', 'viewer', 'admin', 'owner'] as const) {
+      const { key } = await org.member(role, 'full');
+      const one = await env.request('GET', `/v1/webhooks/${created.body.id}`, { key });
+      expect(one.status).toBe(200);
+      const shown = role === 'member' || role === 'viewer' ? masked : url;
+      expect(one.body.url, role).toBe(shown);
+      expect((await listAll(key)).find((w) => w.id === created.body.id)?.url, role).toBe(shown);
+      expect(JSON.stringify(one.body).includes('s3cr3t'), role).toBe(shown === url);
+    }
+  });
 });

@@ -17,9 +17,11 @@ export function endpointShownTo(actor: Actor, url: string): string {
 
 /** The URL with its query values and user part hidden; its host, path, parameter names and fragment kept. */
 export function maskEndpoint(url: string): string {
-  const queryAt = url.indexOf('?');
-  const hashAt = url.indexOf('#', queryAt < 0 ? 0 : queryAt);
+  // The fragment starts at the first "#"; a "?" after it is the fragment's, not a query.
+  const hashAt = url.indexOf('#');
   const end = hashAt < 0 ? url.length : hashAt;
+  const question = url.indexOf('?');
+  const queryAt = question >= 0 && question < end ? question : -1;
   let base = queryAt < 0 ? url.slice(0, end) : url.slice(0, queryAt);
   // The user part sits between "//" and the first "@" before the path.
   const authorityAt = base.indexOf('//') + 2;
