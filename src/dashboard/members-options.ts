@@ -10,7 +10,6 @@ export interface MemberOption {
   email: string;
 }
 
-const PAGE_SIZE = 100;
 /** One collator for every sort: `localeCompare` with options builds one per comparison (measured: 8% of the workflow page). */
 const BY_NAME = new Intl.Collator('en', { sensitivity: 'base' });
 /**
@@ -21,25 +20,20 @@ export const MEMBER_OPTIONS_LIMIT = 1000;
 
 /**
  * Every member of the actor's organisation, invited ones included (a task may wait for someone who has
- * not accepted yet), paged through the same service the members page reads.
+ * not accepted yet), read in one query of the four columns a list needs (measured: paging whole rows through
+ * `listMembers` was 0.35 ms of the audit log's 4 ms).
  */
 export async function memberOptions(services: Pick<Services, 'users'>, actor: Actor): Promise<MemberOption[]> {
   const options: MemberOption[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await services.users.listMembers(actor.orgId, { limit: PAGE_SIZE, cursor });
-    for (const user of page.items) {
-      const invited = user.status === 'invited' ? ' (invited)' : '';
-      options.push({ value: user.id, label: `${user.name ?? user.email}${invited}`, name: user.name ?? user.email, email: user.email });
-    }
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor && options.length < MEMBER_OPTIONS_LIMIT);
-  const kept = options.slice(0, MEMBER_OPTIONS_LIMIT);
+  for (const user of await services.users.people(actor.orgId, MEMBER_OPTIONS_LIMIT)) {
+    const invited = user.status === 'invited' ? ' (invited)' : '';
+    options.push({ value: user.id, label: `${user.name ?? user.email}${invited}`, name: user.name ?? user.email, email: user.email });
+  }
   // People as names (DASHBOARD 1); the e-mail only where two share a name, or for someone who has none yet.
   const counts = new Map<string, number>();
-  for (const o of kept) counts.set(o.name, (counts.get(o.name) ?? 0) + 1);
-  for (const o of kept) if ((counts.get(o.name) ?? 0) > 1 && o.name !== o.email) o.label = `${o.label} <${o.email}>`;
-  return kept.sort((a, b) => BY_NAME.compare(a.label, b.label));
+  for (const o of options) counts.set(o.name, (counts.get(o.name) ?? 0) + 1);
+  for (const o of options) if ((counts.get(o.name) ?? 0) > 1 && o.name !== o.email) o.label = `${o.label} <${o.email}>`;
+  return options.sort((a, b) => BY_NAME.compare(a.label, b.label));
 }
 
 /** id → short name, for tables that show who a task waits for. */

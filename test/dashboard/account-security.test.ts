@@ -466,7 +466,7 @@ describe.each(testDialects())('account security (%s)', (dialect) => {
       expect(rows).toHaveLength(3);
       expect(rows.filter((r) => r.includes('This session'))).toHaveLength(1);
       expect(rows.some((r) => r.startsWith('Safari on macOS'))).toBe(true);
-      for (const row of rows) expect(row).toContain('Password');
+      for (const row of rows) expect(row).toContain('with password');
 
       const ids = [...page.text.matchAll(/action="\/dashboard\/account\/security\/sessions\/(sess_[a-z0-9]+)\/revoke"/g)].map((x) => x[1]!);
       expect(ids).toHaveLength(3);

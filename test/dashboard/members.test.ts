@@ -125,7 +125,7 @@ describe.each(testDialects())('dashboard: members (%s)', (dialect) => {
         expect(rows).toHaveLength(5);
         expect(rows.find((r) => r.includes(t.owner.email))).toMatch(who === t.owner ? /^Olive Owner \(you\) owner\d+@example\.com .*Owner.* Active/ : /^Olive Owner owner\d+@example\.com .*Owner.* Active/);
         expect(rows.find((r) => r.includes(t.viewer.email))).toContain('Viewer');
-        expect(rows.find((r) => r.includes(invitedEmail))).toMatch(/Not accepted yet .*Viewer.* Invited Link expires \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC/);
+        expect(rows.find((r) => r.includes(invitedEmail))).toMatch(/No name yet .*Viewer.* Invited Link expires \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC/);
         expect(res.text).not.toMatch(/\sstyle=/);
       }
     });

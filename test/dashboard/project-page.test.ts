@@ -122,9 +122,9 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
     expect(rows).toHaveLength(3);
     expect(rows.find((r) => r.startsWith('Write notes'))).toMatch(/^Write notes Open To-do member \d+ No due date Run #1 of Release, step 1$/);
     // The due date says how far off it is (against the real clock; this test's clock is manual).
-    expect(rows.find((r) => r.startsWith('Book the room'))).toMatch(/^Book the room Open To-do admin \d+ 31 Dec 2026 (.+ )?None$/);
-    expect(rows.find((r) => r.startsWith('Nobody yet'))).toBe('Nobody yet Open To-do Unassigned No due date None');
-    expect(tableRows(page.text, 'Done and cancelled tasks')).toEqual(['Old chore Done To-do Removed member No due date None']);
+    expect(rows.find((r) => r.startsWith('Book the room'))).toMatch(/^Book the room Open To-do admin \d+ 31 Dec 2026 (.+ )?—$/);
+    expect(rows.find((r) => r.startsWith('Nobody yet'))).toBe('Nobody yet Open To-do Unassigned No due date —');
+    expect(tableRows(page.text, 'Done and cancelled tasks')).toEqual(['Old chore Done To-do Removed member No due date —']);
     const fromRun = rowHtml(page.text, 'Tasks', 'Write notes');
     expect(fromRun).toContain(`<a href="/dashboard/runs/${run.id}">Run #1 of Release, step 1</a>`);
     expect(plain.assignee_id).toBe(admin.userId);
@@ -348,7 +348,7 @@ describe.each(testDialects())('dashboard: the project page (%s)', (dialect) => {
       due_at: '2026-04-01T23:59:59.999Z',
     });
     const shown = await browser.get(res.location!);
-    expect(tableRows(shown.text, 'Tasks')[0]).toMatch(/^Order pizza Open To-do admin \d+ 1 Apr 2026 .*None/);
+    expect(tableRows(shown.text, 'Tasks')[0]).toMatch(/^Order pizza Open To-do admin \d+ 1 Apr 2026 .*—/);
 
     // Without an assignee: no event.
     const plain = await browser.post(`${pageOf(projectId)}/tasks`, { title: 'Later', assignee_id: '', due_date: '' });

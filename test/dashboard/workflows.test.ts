@@ -123,7 +123,7 @@ describe.each(testDialects())('dashboard: workflows, runs and my tasks (%s)', (d
       expect(textOf(res.text)).toContain('version 1');
       const member = await nameOf(assignee.userId);
       expect(tableRows(res.text, 'Steps')).toEqual([`1 Task Draft notes ${member.name} Due 1 day 12 hours after it starts Edit Move down Remove step`, '2 Wait — — 1 hour 30 minutes Edit Move up Remove step']);
-      for (const header of ['Step', 'Type', 'Title', 'Assignee', 'Due in / duration', 'Actions']) expect(res.text).toContain(`<th scope="col">${header}</th>`);
+      for (const header of ['Step', 'Type', 'Title', 'Assignee', 'Due / wait', 'Actions']) expect(res.text).toContain(`<th scope="col">${header}</th>`);
       expect(res.text).toContain('<h2 id="add-step-title">Add step</h2>');
       expect(res.text).toContain('<label for="type">Step type</label>');
       expect(res.text).toContain('<select id="type" name="type"><option value="task" selected>Task</option><option value="approval">Approval</option><option value="wait">Wait</option></select>');

@@ -118,7 +118,7 @@ function KeysTable({ keys, viewer, now }: { keys: readonly KeyListItem[]; viewer
             <Time iso={key.created_at} />
           </td>
           <td>
-            <Time iso={key.last_used_at} />
+            <Time iso={key.last_used_at} never="Never" />
           </td>
           <td>{key.expires_at !== null && Date.parse(key.expires_at) <= now ? <strong>Expired</strong> : <Time iso={key.expires_at} absolute never="Never" />}</td>
           <td>

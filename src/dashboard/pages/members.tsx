@@ -180,7 +180,7 @@ function MembersView({ page, members, activeOwners, expiries, twoStep, linked, m
         {members.items.map((user) => (
           <tr>
             <td>
-              {user.name ?? <span class="muted">{user.status === 'invited' ? 'Not accepted yet' : 'No name set'}</span>}
+              {user.name ?? <span class="muted">{user.status === 'invited' ? 'No name yet' : 'No name set'}</span>}
               {user.id === page.viewer.userId ? <span class="muted"> (you)</span> : null}
               {provisioned.has(user.id) ? <span class="badge">Provisioned</span> : null}
             </td>

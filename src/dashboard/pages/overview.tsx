@@ -7,14 +7,14 @@ import { dashboardCookies } from '../cookies.js';
 import { FormBody, pageSchema } from '../schemas.js';
 import type { DailyRequests } from '../../services/lifecycle/usage-service.js';
 import { BarChart } from '../views/charts.js';
-import { Table, Url } from '../views/components.js';
+import { Table, Time, Url } from '../views/components.js';
 import { formatIsoDay } from '../../lib/time.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
 import type { Webhook } from '../../schemas/webhooks.js';
 import { subscriptionHref } from '../views/delivery-views.js';
-import { SubscriptionStatus } from '../views/webhook-views.js';
+import { DISABLED_WHY, SubscriptionStatus } from '../views/webhook-views.js';
 
 /** 'YYYY-MM-DD' → "22 Nov": the page's day without its year. */
 const shortDay = (day: string) => formatIsoDay(day).slice(0, -5);
@@ -65,6 +65,13 @@ function UnhealthySubscriptions({ webhooks }: { webhooks: readonly Webhook[] }) 
               <Url href={webhook.url} />
             </a>
             : <SubscriptionStatus webhook={webhook} />
+            {/* When and why, so the person on call knows what to fix (review 5, OV1). */}
+            {webhook.status === 'disabled' && webhook.disabled_at ? (
+              <>
+                {' '}
+                on <Time iso={webhook.disabled_at} /> because {DISABLED_WHY[webhook.disabled_reason ?? 'failing']}
+              </>
+            ) : null}
           </li>
         ))}
       </ul>

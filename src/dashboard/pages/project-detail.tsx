@@ -300,7 +300,7 @@ function TasksTable({ page, projectId, canAssign, tasks, caption = 'Tasks', runs
               {t.run_id ? (
                 <a href={runHref(t.run_id)}>{`${runs.get(t.run_id) ?? 'Run'}, step ${t.run_step ?? '?'}`}</a>
               ) : (
-                <span class="muted">None</span>
+                <span class="muted">—</span>
               )}
             </td>
             {withActions ? (

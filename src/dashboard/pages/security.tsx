@@ -134,7 +134,8 @@ function SecurityView({ page, overview, sessions, link, required, errors, passke
               </td>
               <td>{session.ip ?? <span class="muted">unknown</span>}</td>
               <td>
-                <Time iso={iso(session.createdAt)} /> · {METHOD_WORDS[session.method]}
+                <Time iso={iso(session.createdAt)} />
+                <span class="cell-sub">with {METHOD_WORDS[session.method].toLowerCase()}</span>
               </td>
               <td>
                 <Time iso={iso(session.lastSeenAt)} />
@@ -153,7 +154,7 @@ function SecurityView({ page, overview, sessions, link, required, errors, passke
         </Table>
         {sessions.length > 1 ? <ActionForm action={`${HERE}/sessions/revoke-others`} csrf={csrf} label="Sign out of all other sessions" secondary /> : null}
       </section>
-      {viewer.role === 'owner' ? (
+      {viewer.role === 'owner' || viewer.role === 'admin' ? (
         <p>
           <a href="/dashboard/settings">Organisation settings</a>
         </p>

@@ -35,7 +35,7 @@ const ROLE_OPTIONS = [
 const STATUS_WORDS: Record<SsoDomainView['status'], string> = { pending: 'Not verified yet', verified: 'Verified', record_missing: 'Verified; record missing' };
 
 function yesNo(value: boolean | null): string {
-  return value === null ? 'not given' : value ? 'true' : 'false';
+  return value === null ? 'not given' : value ? 'yes' : 'no';
 }
 
 /** "Continue to your identity provider": a page that goes there by itself, with a link for the rest. */
@@ -116,7 +116,7 @@ function TestFacts({ connection }: { connection: NonNullable<SsoSettingsView['co
       </dd>
       <dt>Email</dt>
       <dd class="break">{connection.test.email ?? 'not given'}</dd>
-      <dt>email_verified</dt>
+      <dt>E-mail confirmed by the provider</dt>
       <dd>{yesNo(connection.test.emailVerified)}</dd>
     </dl>
   );
@@ -318,7 +318,8 @@ function StartPage({ csrf, next, email, errors }: { csrf: string; next: string |
 }
 
 function testResultNotice(claims: OidcClaims, recorded: boolean): string {
-  const what = `subject ${claims.subject}, email ${claims.email ?? 'not given'}, email_verified ${yesNo(claims.emailVerified)}`;
+  // Words, with the subject kept as the code it is (review 5, SSO3).
+  const what = `${claims.email ?? 'no e-mail'} (subject ${claims.subject}; e-mail confirmed by the provider: ${yesNo(claims.emailVerified)})`;
   return recorded ? `Single sign-on works. The provider returned ${what}.` : `The provider returned ${what}, but the connection was changed meanwhile: test again.`;
 }
 

@@ -60,7 +60,7 @@ function timing(step: WorkflowStep): string {
 const stepName = (step: WorkflowStep, index: number) => `Step ${index + 1}, ${STEP_TYPE_WORDS[step.type]}${step.title ? `: ${step.title}` : ''}`;
 
 function StepsTable({ workflow, members, csrf, canWrite }: { workflow: Workflow; members: ReadonlyMap<string, string>; csrf: string; canWrite: boolean }) {
-  const headers = ['Step', 'Type', 'Title', 'Assignee', 'Due in / duration', ...(canWrite ? ['Actions'] : [])];
+  const headers = ['Step', 'Type', 'Title', 'Assignee', 'Due / wait', ...(canWrite ? ['Actions'] : [])];
   const stepHref = (step: WorkflowStep) => `${workflowHref(workflow.project_id, workflow.id)}/steps/${encodeURIComponent(step.id)}`;
   return (
     <Table caption="Steps" headers={headers} empty="No steps yet. A workflow needs at least one step to run.">

@@ -125,7 +125,7 @@ const DELIVERY_HEADERS = ['Status', 'Event', 'Event ID', 'Attempts', 'Last respo
 /** The table "Deliveries", newest first; each row's event links to the delivery's page. */
 export function DeliveriesTable({ items, filtered }: { items: readonly Delivery[]; filtered: boolean }) {
   return (
-    <Table caption="Deliveries" headers={DELIVERY_HEADERS} empty={filtered ? 'No deliveries match these filters on this page.' : 'No deliveries yet.'}>
+    <Table caption="Deliveries" captionHidden headers={DELIVERY_HEADERS} empty={filtered ? 'No deliveries match these filters on this page.' : 'No deliveries yet.'}>
       {items.map((d) => (
         <tr>
           <td>
@@ -173,7 +173,7 @@ export function jobProgress(job: ReplayJob): string {
 /** The section "Bulk replays": a subscription's latest replays of failed deliveries and how far they got. */
 export function BulkReplays({ jobs, requesters }: { jobs: readonly ReplayJob[]; requesters: ReadonlyMap<string, string> }) {
   return (
-    <Table caption="Latest bulk replays" headers={['Requested', 'Requested by', 'Failed since', 'Progress']} empty="No bulk replays yet.">
+    <Table caption="Latest bulk replays" captionHidden headers={['Requested', 'Requested by', 'Failed since', 'Progress']} empty="No bulk replays yet.">
       {jobs.map((job) => (
         <tr>
           <td>
@@ -411,16 +411,23 @@ export function DeliveryView({ page, webhook, delivery, errors: problems }: Deli
       ) : null}
       <section aria-labelledby="payload-title">
         <h2 id="payload-title">Payload</h2>
-        <pre class="payload" tabindex={0} aria-labelledby="payload-title">
-          {prettyJson(delivery.payload)}
-        </pre>
-        <details class="raw-payload">
-          <summary>Raw payload</summary>
-          <p class="hint">The exact bytes sent on every attempt, as the signature covers them.</p>
-          <pre class="payload" tabindex={0} aria-label="Raw payload">
-            {delivery.payload}
-          </pre>
-        </details>
+        {/* An empty grey box said nothing (review 5, DL1): the event's body is gone once its retention passed. */}
+        {delivery.payload === '' ? (
+          <p class="muted">The payload is no longer stored: the event it carried is past its retention. The attempts below still show what was sent and answered.</p>
+        ) : (
+          <>
+            <pre class="payload" tabindex={0} aria-labelledby="payload-title">
+              {prettyJson(delivery.payload)}
+            </pre>
+            <details class="raw-payload">
+              <summary>Raw payload</summary>
+              <p class="hint">The exact bytes sent on every attempt, as the signature covers them.</p>
+              <pre class="payload" tabindex={0} aria-label="Raw payload">
+                {delivery.payload}
+              </pre>
+            </details>
+          </>
+        )}
       </section>
       <section aria-labelledby="attempts-title">
         <h2 id="attempts-title">Attempts</h2>

@@ -77,10 +77,14 @@ export interface LayoutProps {
 function Nav({ viewer, csrf, current }: { viewer: Viewer; csrf: string; current?: string | undefined }) {
   // On a phone the links fold behind "Menu" (DASHBOARD 1): a native disclosure, so no script is needed. On a
   // wide screen the stylesheet hides the summary and shows the contents whether the disclosure is open or not.
+  const currentLabel = NAV.find((item) => item.href === current)?.label;
   return (
     <nav aria-label="Main" class="main-nav">
       <details class="nav-menu">
-        <summary>Menu</summary>
+        {/* Which section this is, beside "Menu", as GitHub and Vercel show it on a phone (review 5, G8). */}
+        <summary>
+          Menu{currentLabel ? <span class="nav-current"> · {currentLabel}</span> : null}
+        </summary>
         <div class="nav-body">
           <ul>
             {NAV.filter((item) => !item.roles || item.roles.includes(viewer.role)).map((item) => (

@@ -41,6 +41,11 @@ export function usersRepository({ db }: RepoContext) {
       return toPage(rows, limit);
     },
 
+    /** The newest `limit` members, any status, as a list to pick from needs them: id, name, e-mail and status only. */
+    async people(orgId: string, limit: number): Promise<Pick<UserRow, 'id' | 'name' | 'email' | 'status'>[]> {
+      return db.selectFrom('users').select(['id', 'name', 'email', 'status']).where('org_id', '=', orgId).orderBy('seq', 'desc').limit(limit).execute();
+    },
+
     async update(
       orgId: string,
       userId: string,

@@ -100,6 +100,11 @@ export function createUsersService({ store, clock, authEvents, mailer, publicBas
       return pageResult(rows, toUser);
     },
 
+    /** The newest `limit` members of any status, for lists to pick a person from (their names, not whole rows). */
+    async people(orgId: string, limit: number): Promise<{ id: string; name: string | null; email: string; status: User['status'] }[]> {
+      return store.repos.users.people(orgId, limit);
+    },
+
     /** The members among `userIds`, each by name (or e-mail while they have none): for pages that name a few people. */
     async names(orgId: string, userIds: readonly string[]): Promise<Map<string, string>> {
       const rows = await store.repos.users.findByIds(orgId, [...new Set(userIds)]);
