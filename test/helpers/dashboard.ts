@@ -26,6 +26,7 @@ export function textOf(html: string): string {
     .replace(/&gt;/g, '>')
     .replace(/&quot;/g, '"')
     .replace(/&#39;/g, "'")
+    .replace(/&mdash;/g, '—')
     .replace(/&amp;/g, '&')
     .replace(/\s+/g, ' ')
     .trim();

@@ -1,4 +1,4 @@
-import type { ComponentChild, ComponentChildren } from 'preact';
+import type { ComponentChild } from 'preact';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DomainError, errors, type ErrorDetail } from '../../errors.js';
@@ -206,6 +206,20 @@ const SPECIAL_ACTORS = [
   { value: 'cli', label: 'Command line' },
 ] as const;
 
+/** One `<option>`, escaped; the selects of this form are strings, as their options are many (see above). */
+const optionHtml = (value: string, label: string, selected: boolean) => `<option value="${escapeHtml(value)}"${selected ? ' selected' : ''}>${escapeHtml(label)}</option>`;
+
+/** "Anyone", then the people by name, then the actors that are not people; a value typed into the address kept as it is. */
+function actorOptionsHtml(chosen: string | undefined, known: boolean, members: readonly MemberOption[]): string {
+  let html = optionHtml('', 'Anyone', false);
+  if (!known && chosen !== undefined) html += optionHtml(chosen, `Matching “${chosen}”`, true);
+  html += '<optgroup label="People">';
+  for (const m of members) html += optionHtml(m.value, m.label, m.value === chosen);
+  html += '</optgroup><optgroup label="Not a person">';
+  for (const a of SPECIAL_ACTORS) html += optionHtml(a.value, a.label, a.value === chosen);
+  return `${html}</optgroup>`;
+}
+
 /**
  * DASHBOARD 8, filters in words: "Action" a list of the actions by name, grouped by what they act on; "Actor"
  * the people by name; "From" and "To" days. A code or id typed into the address still filters, and is kept
@@ -220,30 +234,9 @@ function FilterForm({ text, errors: problems, filtered, members }: { text: Filte
         id="action"
         label="Action"
         error={errorFor(problems, 'action')}
-        html={`<option value="">Any action</option>${knownAction ? actionOptionsHtml(text.action) : `<option value="${escapeHtml(text.action!)}" selected>Starting with “${escapeHtml(text.action!)}”</option>${allActionOptions()}`}`}
+        html={`${optionHtml('', 'Any action', false)}${knownAction ? actionOptionsHtml(text.action) : `${optionHtml(text.action!, `Starting with “${text.action!}”`, true)}${allActionOptions()}`}`}
       />
-      <FilterSelect id="actor" label="Actor" error={errorFor(problems, 'actor')}>
-          <option value="">Anyone</option>
-          {knownActor ? null : (
-            <option value={text.actor} selected>
-              Matching “{text.actor}”
-            </option>
-          )}
-          <optgroup label="People">
-            {members.map((m) => (
-              <option value={m.value} selected={text.actor === m.value}>
-                {m.label}
-              </option>
-            ))}
-          </optgroup>
-          <optgroup label="Not a person">
-            {SPECIAL_ACTORS.map((a) => (
-              <option value={a.value} selected={text.actor === a.value}>
-                {a.label}
-              </option>
-            ))}
-          </optgroup>
-      </FilterSelect>
+      <FilterSelect id="actor" label="Actor" error={errorFor(problems, 'actor')} html={actorOptionsHtml(text.actor, knownActor, members)} />
       <Field id="target" label="Target" value={text.target} error={errorFor(problems, 'target')} maxLength={200} hint="Part of its name, such as a project's or a member's e-mail." />
       <DayField id="from" label="From" value={text.from} error={errorFor(problems, 'from')} hint="Entries on or after this day (UTC)." />
       <DayField id="to" label="To" value={text.to} error={errorFor(problems, 'to')} hint="Entries up to the end of this day (UTC)." />
@@ -257,19 +250,13 @@ function FilterForm({ text, errors: problems, filtered, members }: { text: Filte
   );
 }
 
-/** A select whose options come grouped (the Select component takes a flat list), with its error on the field. */
-function FilterSelect({ id, label, error, children, html }: { id: string; label: string; error: string | undefined; children?: ComponentChildren; html?: string }) {
+/** A select whose options come as HTML (grouped, and many: see above), with its error on the field. */
+function FilterSelect({ id, label, error, html }: { id: string; label: string; error: string | undefined; html: string }) {
   return (
     <div class={error ? 'field field-error' : 'field'}>
       <label for={id}>{label}</label>
       {error ? <p class="error-message" id={`${id}-error`}>{error}</p> : null}
-      {html === undefined ? (
-        <select id={id} name={id} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined}>
-          {children}
-        </select>
-      ) : (
-        <select id={id} name={id} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined} dangerouslySetInnerHTML={{ __html: html }} />
-      )}
+      <select id={id} name={id} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined} dangerouslySetInnerHTML={{ __html: html }} />
     </div>
   );
 }

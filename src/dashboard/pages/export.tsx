@@ -6,7 +6,7 @@ import type { ExportView } from '../../services/lifecycle/exports-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, Table, Time, type FormError } from '../views/components.js';
+import { ActionForm, NoValue, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { formatBytes, sentence } from '../../lib/text.js';
 import { progressFragment, progressVersion } from '../progress.js';
@@ -118,12 +118,12 @@ function ExportsTable({ list, people }: { list: readonly ExportView[]; people: R
             {e.status === 'ready' && !e.downloadable ? <span class="cell-sub">Expired</span> : null}
           </td>
           <td>{formatSize(e.size_bytes)}</td>
-          <td>{e.expires_at ? <Time iso={e.expires_at} /> : <span class="muted">—</span>}</td>
+          <td>{e.expires_at ? <Time iso={e.expires_at} /> : <NoValue />}</td>
           <td>
             {e.downloadable ? (
               <a href={downloadHref(e.id)}>Download</a>
             ) : (
-              <span class="muted">—</span>
+              <NoValue />
             )}
           </td>
         </tr>

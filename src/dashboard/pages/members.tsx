@@ -12,7 +12,7 @@ import type { User } from '../../schemas/users.js';
 import type { AppDeps } from '../../http/app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, ConfirmActions, CsrfField, Email, errorFor, Field, Select, Table, Time, type FormError } from '../views/components.js';
+import { ActionForm, NoValue, ConfirmActions, CsrfField, Email, errorFor, Field, Select, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 
 const HERE = '/dashboard/members';
@@ -193,7 +193,7 @@ function MembersView({ page, members, activeOwners, expiries, twoStep, linked, m
             <td>
               <StatusCell user={user} expiries={expiries} />
             </td>
-            {showTwoStep ? <td>{user.status === 'invited' ? <span class="muted">—</span> : twoStepWords(twoStep.has(user.id), linked.has(user.id))}</td> : null}
+            {showTwoStep ? <td>{user.status === 'invited' ? <NoValue /> : twoStepWords(twoStep.has(user.id), linked.has(user.id))}</td> : null}
             {showActions ? (
               <td>
                 <ActionsCell page={page} user={user} activeOwners={activeOwners} />

@@ -9,7 +9,7 @@ import type { AppDeps } from '../../http/app-deps.js';
 import { authorizeChange, pageContext, pageRefusal, pathId, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { Clipped, CsrfField, Due, errorFor, Table, TextArea, type FormError } from '../views/components.js';
+import { Clipped, NoValue, CsrfField, Due, errorFor, Table, TextArea, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
 import { projectHref, runHref, TASK_KIND_WORDS } from '../views/workflow-views.js';
@@ -51,7 +51,7 @@ function MyTasksTable({ tasks, projects, runs, csrf, canDecide }: { tasks: reado
                 {runs.get(task.run_id) ?? 'Run'}, step {task.run_step}
               </a>
             ) : (
-              <span class="muted">—</span>
+              <NoValue />
             )}
           </td>
           <td>

@@ -17,7 +17,7 @@ import { assigneeOptions, authorizeProjectChange, offered } from '../project-rig
 import { fieldMessage, validateAs } from '../form-validation.js';
 import { memberLabel, memberMap, memberOptions, type MemberOption } from '../members-options.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, CsrfField, DangerItem, DangerLink, DangerZone, Disclosure, Due, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { ActionForm, NoValue, CsrfField, DangerItem, DangerLink, DangerZone, Disclosure, Due, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
 import { collaboratorRoleId, CollaboratorsSection, PROJECT_ROLE_LABELS, type CollaboratorValues } from '../views/collaborators-section.js';
@@ -300,7 +300,7 @@ function TasksTable({ page, projectId, canAssign, tasks, caption = 'Tasks', runs
               {t.run_id ? (
                 <a href={runHref(t.run_id)}>{`${runs.get(t.run_id) ?? 'Run'}, step ${t.run_step ?? '?'}`}</a>
               ) : (
-                <span class="muted">—</span>
+                <NoValue />
               )}
             </td>
             {withActions ? (

@@ -13,7 +13,7 @@ import { memberLabel } from '../members-options.js';
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { FormBody, htmlResponses, pageSchema } from '../schemas.js';
 import { progressFragment, progressVersion } from '../progress.js';
-import { ActionForm, CsrfField, DangerItem, DangerLink, DangerZone, Table, Time, type FormError } from '../views/components.js';
+import { ActionForm, NoValue, CsrfField, DangerItem, DangerLink, DangerZone, Table, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { TaskActions } from '../views/task-actions.js';
 import { RUN_STATUS_WORDS, runHref, startedBy, STEP_TYPE_WORDS, TASK_STATUS_WORDS, workflowHref } from '../views/workflow-views.js';
@@ -64,7 +64,7 @@ function RunStepsTable({ page, run, members, paused }: { page: PageContext; run:
         <tr>
           <td>{step.number}</td>
           <td>{STEP_TYPE_WORDS[step.type]}</td>
-          <td>{step.title ?? <span class="muted">—</span>}</td>
+          <td>{step.title ?? <NoValue />}</td>
           <td>
             <StepState step={step} run={run} members={members} paused={paused} />
           </td>
@@ -80,7 +80,7 @@ function RunStepsTable({ page, run, members, paused }: { page: PageContext; run:
                 />
               </div>
             ) : (
-              <span class="muted">—</span>
+              <NoValue />
             )}
           </td>
         </tr>

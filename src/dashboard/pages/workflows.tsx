@@ -16,7 +16,7 @@ import type { ProjectRights } from '../../services/projects/projects-service.js'
 import { pageContext, pageRefusal, pathId, seeOther, sendPage, type PageContext } from '../context.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, CsrfField, DangerItem, DangerLink, DangerZone, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
+import { ActionForm, NoValue, CsrfField, DangerItem, DangerLink, DangerZone, Disclosure, errorFor, Field, Select, Table, TextArea, Time, type FormError } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { projectHref, RUN_STATUS_WORDS, runHref, startedBy, STEP_TYPE_WORDS, workflowHref } from '../views/workflow-views.js';
 
@@ -68,8 +68,8 @@ function StepsTable({ workflow, members, csrf, canWrite }: { workflow: Workflow;
         <tr>
           <td>{i + 1}</td>
           <td>{STEP_TYPE_WORDS[step.type]}</td>
-          <td>{step.title ?? <span class="muted">—</span>}</td>
-          <td>{step.type === 'wait' ? <span class="muted">—</span> : memberLabel(members, step.assignee_id)}</td>
+          <td>{step.title ?? <NoValue />}</td>
+          <td>{step.type === 'wait' ? <NoValue /> : memberLabel(members, step.assignee_id)}</td>
           <td>{timing(step)}</td>
           {canWrite ? (
             <td>
@@ -137,11 +137,11 @@ function RunsTable({ runs, members }: { runs: readonly Run[]; members: ReadonlyM
           </td>
           <td>{RUN_STATUS_WORDS[run.status]}</td>
           <td>{startedBy(run, members)}</td>
-          <td>{run.finished_at ? <Time iso={run.finished_at} /> : <span class="muted">—</span>}</td>
+          <td>{run.finished_at ? <Time iso={run.finished_at} /> : <NoValue />}</td>
           <td>
             Step {run.current_step} of {run.step_count}
           </td>
-          <td>{run.error ? sentence(run.error) : <span class="muted">—</span>}</td>
+          <td>{run.error ? sentence(run.error) : <NoValue />}</td>
         </tr>
       ))}
     </Table>

@@ -365,6 +365,15 @@ export function Clipped({ text }: { text: string }) {
   );
 }
 
+/** The mark of no value ("—") as its entity: measured 17% of the project page's CPU, because one character outside
+ * Latin-1 makes V8 build the whole page as a two-byte string, slower to join and to encode. */
+const NO_VALUE = { __html: '&mdash;' };
+
+/** An empty cell's dash. */
+export function NoValue() {
+  return <span class="muted" dangerouslySetInnerHTML={NO_VALUE} />;
+}
+
 /** A labelled multi-line text field. */
 export function TextArea({ id, name = id, label, value, error, hint, maxLength }: { id: string; name?: string; label: string; value?: string | null | undefined; error?: string | undefined; hint?: string; maxLength?: number }) {
   return (
