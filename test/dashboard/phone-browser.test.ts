@@ -261,6 +261,8 @@ describe.skipIf(SKIP)('every page on a phone and at 1280, for every role (sqlite
       if (process.env.SHOW_WALK) console.log(role, phonePages.map(kindOf).join("\n"));
       expect(phonePages.length).toBeGreaterThan(role === 'viewer' ? 8 : 12);
       expect(widePages.map(kindOf).sort()).toEqual(phonePages.map(kindOf).sort());
+      // "Settings" is in the navigation (so the crawl reaches it) for admins and owners only (DASHBOARD 1).
+      expect(phonePages.includes('/dashboard/settings'), 'Settings reached').toBe(role === 'owner' || role === 'admin');
     }, 240_000);
   }
 
