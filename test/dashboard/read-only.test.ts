@@ -147,7 +147,9 @@ const ALLOWED_FORMS = [
  */
 const OTHER_GETS = ['/login', '/login/sso', '/sso/callback', '/login/two-step', '/forgot-password', '/password/:token', '/invitations/:token', '/export/:id/download', '/billing/cancel', '/webhooks/:id/rotated', '/account/security/totp',
   // Need an app's request or connection: test/dashboard/apps.test.ts.
-  '/authorize/:uid', '/account/apps/:id/revoke', '/settings/apps/:id/revoke'];
+  '/authorize/:uid', '/account/apps/:id/revoke', '/settings/apps/:id/revoke',
+  // Needs a saved connection: test/dashboard/sign-in-review.test.ts.
+  '/settings/sso/connection/delete'];
 
 /** Every route each page module declares, by method, from the source: a new form cannot go untested here. */
 function declaredRoutes(method: 'get' | 'post'): string[] {

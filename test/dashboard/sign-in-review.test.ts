@@ -156,6 +156,8 @@ describe.each(testDialects())('sign-in security review (%s)', (dialect) => {
     it('an admin can neither delete nor repoint the connection (403); the connection and the links stay as they were', async () => {
       const before = await repos().sso.findConnection(org.id);
       await adamBrowser.get('/dashboard/settings/sso');
+      // Not its confirmation step either (DASHBOARD 1: destructive actions are confirmed first).
+      expect((await adamBrowser.get('/dashboard/settings/sso/connection/delete')).status).toBe(403);
       expect((await adamBrowser.post('/dashboard/settings/sso/connection/delete')).status).toBe(403);
       const repoint = await adamBrowser.post('/dashboard/settings/sso/connection', { issuer: idpB.issuer, client_id: 'client-a', client_secret: SECRET_B, default_role: 'member' });
       expect(repoint.status).toBe(403);
@@ -165,7 +167,14 @@ describe.each(testDialects())('sign-in security review (%s)', (dialect) => {
 
     it('re-created at another provider by an owner: the links are kept, and the new provider cannot claim an owner or an admin by e-mail', async () => {
       const owner = await DashboardClient.signedIn(env, org.id, oscar.id);
-      await owner.get('/dashboard/settings/sso');
+      // The danger zone leads to a confirmation page; reading it changes nothing.
+      const settings = await owner.get('/dashboard/settings/sso');
+      expect(settings.text).toMatch(/<section class="danger-zone"[^]*<a href="\/dashboard\/settings\/sso\/connection\/delete" class="button danger-outline">Delete connection<\/a>/);
+      const confirm = await owner.get('/dashboard/settings/sso/connection/delete');
+      expect(confirm.status).toBe(200);
+      expect(confirm.text).toContain('<button type="submit" class="button danger">Delete connection</button>');
+      expect(confirm.text).toContain('<a href="/dashboard/settings/sso">Keep the connection</a>');
+      expect(await repos().sso.findConnection(org.id)).not.toBeNull();
       expect((await owner.post('/dashboard/settings/sso/connection/delete')).status).toBe(303);
       // Deleting the connection forgets nobody's link.
       expect(await identitiesOf(alice.id)).toHaveLength(1);

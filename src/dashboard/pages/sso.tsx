@@ -4,12 +4,13 @@ import type { FastifyReply } from 'fastify';
 import type { OidcClaims } from '../../sso/oidc-client.js';
 import type { SsoDomainView, SsoLinkView, SsoSettingsView } from '../../services/identity/sso-service.js';
 import type { AppDeps } from '../../http/app-deps.js';
+import { errors as domainErrors } from '../../errors.js';
 import { requestContext } from '../../http/request-context.js';
 import { pageContext, pageRefusal, publicCsrf, safeDashboardPath, seeOther, sendPage, type PageContext } from '../context.js';
 import { dashboardCookies } from '../cookies.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, CsrfField, DangerItem, DangerZone, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
+import { ActionForm, ConfirmActions, CsrfField, DangerItem, DangerLink, DangerZone, errorFor, Field, Select, Time, type FormError } from '../views/components.js';
 import { Layout, SETTINGS } from '../views/layout.js';
 import { SsoLinkSection } from '../views/sso-link.js';
 import { enterSession, publicPage, publicResponses } from './auth.js';
@@ -291,7 +292,7 @@ function SettingsView({ page, view, link, errors }: { page: PageContext; view: S
         <DangerZone>
           <DangerItem
             title="Delete the connection"
-            control={connection.requiredAt === null ? <ActionForm action={`${HERE}/connection/delete`} csrf={csrf} label="Delete connection" danger /> : <p class="hint">Stop requiring single sign-on first: members would have no way to sign in.</p>}
+            control={connection.requiredAt === null ? <DangerLink href={`${HERE}/connection/delete`} label="Delete connection" /> : <p class="hint">Stop requiring single sign-on first: members would have no way to sign in.</p>}
           >
             Nobody can sign in with single sign-on until a connection is saved again. Who is linked to whom is kept: the same people sign in again then.
           </DangerItem>
@@ -347,6 +348,25 @@ export const ssoPages: FastifyPluginAsyncTypebox<AppDeps> = async (app, { servic
     const body = request.body;
     await sso.saveConnection(page.actor, { issuer: body.issuer ?? '', clientId: body.client_id ?? '', clientSecret: body.client_secret ?? '', jit: body.jit === 'on', defaultRole: body.default_role ?? 'member' });
     return seeOther(reply, HERE, { notice: 'Connection saved. The provider\'s discovery document was checked.' });
+  });
+
+  // DASHBOARD 1: a destructive action goes through a confirmation step; only those who may change sign-in see it.
+  app.get('/settings/sso/connection/delete', { schema: pageSchema() }, async (request, reply) => {
+    const page = pageContext(request);
+    const view = await sso.settings(page.actor);
+    if (!view.canChange) throw domainErrors.forbidden('only an owner changes single sign-on');
+    if (!view.connection) return seeOther(reply, HERE, { problem: 'There is no connection to delete.' });
+    if (view.connection.requiredAt !== null) return seeOther(reply, HERE, { problem: 'Stop requiring single sign-on before deleting the connection: members would have no way to sign in.' });
+    return sendPage(
+      reply,
+      <Layout title="Delete the single sign-on connection" viewer={page.viewer} csrf={page.csrf} current={SETTINGS}>
+        <p class="lead">
+          Delete the connection to <code class="break">{view.connection.issuer}</code>?
+        </p>
+        <p>Nobody can sign in with single sign-on until a connection is saved again; members sign in with passwords and passkeys. Who is linked to whom is kept, so the same people sign in as themselves if the same provider is connected again. Every owner is mailed.</p>
+        <ConfirmActions action={`${HERE}/connection/delete`} csrf={page.csrf} label="Delete connection" cancelHref={HERE} cancelLabel="Keep the connection" />
+      </Layout>,
+    );
   });
 
   app.post('/settings/sso/connection/delete', { schema: { hide: true, body: FormBody({}), response: htmlResponses } }, async (request, reply) => {
