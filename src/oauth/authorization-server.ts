@@ -1,3 +1,4 @@
+import { hostOf } from '../lib/url-host.js';
 import { createHmac, createPrivateKey, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { errors as oauthErrors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
@@ -261,7 +262,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
         uid: details.uid,
         clientId: client.clientId,
         clientName: typeof client.clientName === 'string' && client.clientName.trim() !== '' ? client.clientName : 'Unnamed app',
-        redirectHost: URL.parse(redirectUri)?.host ?? redirectUri,
+        redirectHost: hostOf(redirectUri),
         resource: indicator === resources.v1 ? 'v1' : 'mcp',
         scope,
       };

@@ -15,7 +15,7 @@ import { DayField } from '../views/day-field.js';
 import { memberOptions, type MemberOption } from '../members-options.js';
 import { formErrors } from '../form-validation.js';
 import { FormBody, FormText, htmlResponses, pageSchema } from '../schemas.js';
-import { ActionForm, Clipped, Url, errorFor, Field, Table, Time, type FormError, Email } from '../views/components.js';
+import { ActionForm, Clipped, FieldShell, Url, errorFor, Field, Table, Time, type FormError, Email } from '../views/components.js';
 import { Layout } from '../views/layout.js';
 import { filteredHref, filterText as filterTextOf, type FilterText as FilterTextOf } from '../filters.js';
 
@@ -253,11 +253,9 @@ function FilterForm({ text, errors: problems, filtered, members }: { text: Filte
 /** A select whose options come as HTML (grouped, and many: see above), with its error on the field. */
 function FilterSelect({ id, label, error, html }: { id: string; label: string; error: string | undefined; html: string }) {
   return (
-    <div class={error ? 'field field-error' : 'field'}>
-      <label for={id}>{label}</label>
-      {error ? <p class="error-message" id={`${id}-error`}>{error}</p> : null}
+    <FieldShell id={id} label={label} error={error}>
       <select id={id} name={id} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined} dangerouslySetInnerHTML={{ __html: html }} />
-    </div>
+    </FieldShell>
   );
 }
 

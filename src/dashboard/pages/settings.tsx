@@ -4,6 +4,7 @@ import type { AppDeps } from '../../http/app-deps.js';
 import type { Services } from '../../services/index.js';
 import { countOf } from '../../lib/text.js';
 import { formatDay } from '../../lib/time.js';
+import { hostOf } from '../../lib/url-host.js';
 import { pageContext, sendPage, type PageContext } from '../context.js';
 import { pageSchema } from '../schemas.js';
 import { Layout, SETTINGS } from '../views/layout.js';
@@ -65,8 +66,7 @@ function ssoState(view: Awaited<ReturnType<Services['sso']['settings']>>): strin
   if (!connection) return 'Not set up: members sign in with a password or a passkey.';
   const verified = view.domains.filter((d) => d.status === 'verified').length;
   const domains = verified === 0 ? 'no verified domain' : countOf(verified, 'verified domain');
-  const host = URL.canParse(connection.issuer) ? new URL(connection.issuer).host : connection.issuer;
-  return `${connection.requiredAt === null ? 'Offered' : 'Required'}: connected to ${host}, ${domains}.`;
+  return `${connection.requiredAt === null ? 'Offered' : 'Required'}: connected to ${hostOf(connection.issuer)}, ${domains}.`;
 }
 
 function SettingsView({ page, lines }: { page: PageContext; lines: SettingLine[] }) {

@@ -34,7 +34,8 @@ import {
   WEBHOOKS,
 } from '../views/delivery-views.js';
 import { DeliveryHealthChart } from '../views/delivery-health.js';
-import { deliveryControlInWords, DISABLED_WHY, endpointHost, SubscriptionStatus } from '../views/webhook-views.js';
+import { deliveryControlInWords, DISABLED_WHY, SubscriptionStatus } from '../views/webhook-views.js';
+import { hostOf } from '../../lib/url-host.js';
 import { Layout } from '../views/layout.js';
 import { formatCount } from '../views/numbers.js';
 import { filteredHref, filterText as filterTextOf, type FilterText as FilterTextOf } from '../filters.js';
@@ -246,10 +247,10 @@ function SubscriptionView({ page, config, webhook, health, jobs, requesters, tex
   const progress = jobs.some(replayInProgress) ? { url: `${subscriptionHref(webhook.id)}/replays/progress`, version: progressVersion(jobs.map(replayState)) } : null;
   return (
     <Layout
-      title={`Subscription to ${endpointHost(webhook.url)}`}
+      title={`Subscription to ${hostOf(webhook.url)}`}
       heading={
         <>
-          Subscription to <Url href={endpointHost(webhook.url)} />
+          Subscription to <Url href={hostOf(webhook.url)} />
         </>
       }
       viewer={page.viewer} csrf={page.csrf} current={WEBHOOKS} errors={problems} progress={progress}>

@@ -56,7 +56,7 @@ function describedBy(id: string, hint: string | undefined, error: string | undef
 }
 
 /** Label, hint and error around one control, the same for every kind of field. */
-function FieldShell({ id, label, hint, error, children }: { id: string; label: string; hint?: string | undefined; error?: string | undefined; children: ComponentChildren }) {
+export function FieldShell({ id, label, hint, error, children }: { id: string; label: string; hint?: string | undefined; error?: string | undefined; children: ComponentChildren }) {
   return (
     <div class={error ? 'field field-error' : 'field'}>
       <label for={id}>{label}</label>

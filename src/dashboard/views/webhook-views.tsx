@@ -87,8 +87,3 @@ export function deliveryControlInWords(webhook: Pick<Webhook, 'rate_limit' | 'or
   const pace = webhook.rate_limit === null ? 'No rate limit' : `At most ${webhook.rate_limit.toLocaleString('en-US')} ${webhook.rate_limit === 1 ? 'attempt' : 'attempts'} started per second`;
   return webhook.ordering === 'fifo' ? `${pace}; delivered in order, one at a time.` : `${pace}; deliveries go out side by side, in no set order.`;
 }
-
-/** An endpoint named by its host ("hooks.example.com"), for headings; the whole URL where it cannot be read as one. */
-export function endpointHost(url: string): string {
-  return URL.canParse(url) ? new URL(url).host : url;
-}
